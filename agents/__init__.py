@@ -1,0 +1,1 @@
+"""Baseline agents and the agent protocol (installed as pytest_marathon.agents)."""

@@ -1,0 +1,1 @@
+"""Fault catalog entries per app (installed as pytest_marathon.fault_catalog)."""

@@ -1,0 +1,168 @@
+"""The seam every backend implements: the twin now, a Kubernetes cluster later.
+
+Everything above this line (orchestrator, tools, runner) is written against `Backend`, so the same
+scenarios, tools and scorer run on both. Agent actions arrive here already checked by the policy
+layer; the fault API is for the orchestrator alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from pytest_marathon.tsdb import SeriesStore
+
+
+@dataclass(frozen=True)
+class ActionResult:
+    """What a mutation did. `completes_at` is when it took effect (rollout done), if it has."""
+
+    ok: bool
+    message: str
+    revision: int | None = None
+    completes_at: float | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """Outcome of building a service image from a working copy: a tag, or the failures."""
+
+    ok: bool
+    image: str | None
+    failures: Sequence[str] = ()
+    log: str = ""
+
+
+@dataclass(frozen=True)
+class SliSample:
+    """Entry-point service level at one tick: request rate, failed and slow fractions."""
+
+    t: float
+    q: float
+    e: float
+    l: float  # noqa: E741 - the paper's name for the slow fraction
+
+
+class BackendError(Exception):
+    """A request the backend cannot carry out (unknown object, bad value); nothing changed."""
+
+
+@runtime_checkable
+class Backend(Protocol):
+    app: str
+    namespace: str
+    tick_seconds: float
+
+    # clock ---------------------------------------------------------------------------------
+    @property
+    def now(self) -> float: ...
+
+    def advance_to(self, t: float) -> None:
+        """Run the live system until virtual time t (a multiple of the tick)."""
+
+    # reads ---------------------------------------------------------------------------------
+    @property
+    def store(self) -> SeriesStore | None:
+        """The metrics store PromQL runs on (None when a real Prometheus answers)."""
+
+    def workloads(self) -> list[str]:
+        """Deployments of the application (what agents may act on), sorted."""
+
+    def infrastructure(self) -> list[str]:
+        """Workloads that belong to the benchmark (load generator, monitoring): never targets."""
+
+    def logs(
+        self,
+        *,
+        service: str | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        level: str | None = None,
+        contains: str | None = None,
+        limit: int = 100,
+    ) -> list[dict[str, Any]]: ...
+
+    def traces(
+        self,
+        *,
+        service: str | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        errors_only: bool = False,
+        min_duration_ms: float | None = None,
+        limit: int = 20,
+    ) -> list[dict[str, Any]]: ...
+
+    def trace(self, trace_id: str) -> dict[str, Any] | None: ...
+
+    def topology(self) -> dict[str, Any]: ...
+
+    def resources(self, kind: str, name: str | None = None) -> list[dict[str, Any]]:
+        """Kubernetes API JSON of deployments, pods, services, configmaps, nodes (never secrets)."""
+
+    def events(
+        self, *, since: float | None = None, object_name: str | None = None, limit: int = 100
+    ) -> list[dict[str, Any]]: ...
+
+    def rollout_history(self, deployment: str) -> list[dict[str, Any]]: ...
+
+    def source(
+        self, service: str, *, revision: int | None = None, path: str | None = None
+    ) -> dict[str, str]:
+        """Deployed files of a service (of a revision, or one file)."""
+
+    def source_diff(self, service: str, from_revision: int, to_revision: int) -> str: ...
+
+    def sli_samples(self, since: float | None = None) -> list[SliSample]: ...
+
+    # agent actions ---------------------------------------------------------------------------
+    def restart(self, deployment: str) -> ActionResult: ...
+
+    def scale(self, deployment: str, replicas: int) -> ActionResult: ...
+
+    def rollback(self, deployment: str, to_revision: int | None = None) -> ActionResult: ...
+
+    def update_config(
+        self,
+        deployment: str,
+        *,
+        env: Mapping[str, str | None] | None = None,
+        resources: Mapping[str, str] | None = None,
+        change_cause: str = "",
+    ) -> ActionResult: ...
+
+    def set_feature_flag(self, name: str, value: str) -> ActionResult: ...
+
+    def build_image(self, service: str, files: Mapping[str, str]) -> BuildResult: ...
+
+    def deploy_image(self, deployment: str, image: str, change_cause: str = "") -> ActionResult: ...
+
+    # fault API (orchestrator only) ---------------------------------------------------------
+    def release(
+        self,
+        deployment: str,
+        *,
+        image: str | None = None,
+        env: Mapping[str, str | None] | None = None,
+        resources: Mapping[str, str] | None = None,
+        probes: Mapping[str, Any] | None = None,
+        patch: str | None = None,
+        change_cause: str,
+    ) -> ActionResult:
+        """Deliver a change as a new revision through the release pipeline (a code patch is
+        built into a new image first)."""
+
+    def chaos_start(self, kind: str, target: str, **params: Any) -> str:
+        """Start a direct fault; returns a handle for `chaos_stop`."""
+
+    def chaos_stop(self, handle: str) -> None: ...
+
+    # probes ----------------------------------------------------------------------------------
+    def probe(self, spec: Mapping[str, Any]) -> bool:
+        """Run a symptom check (synthetic request or condition); True when healthy.
+        Probes leave no trace in telemetry agents can read."""
+
+    def artifact_value(self, artifact: str) -> str | None:
+        """The current value of a responsible artifact (`env:svc/VAR`, `image:svc`, …)."""

@@ -1,0 +1,1 @@
+"""See docs/internals.md for the contracts of this package."""

@@ -1,0 +1,1 @@
+"""pytest hooks of pytest-marathon (options, collection, fixtures, results)."""

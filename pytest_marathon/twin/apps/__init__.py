@@ -1,0 +1,1 @@
+"""Application definitions of the twin (one folder per app), shipped as package data."""

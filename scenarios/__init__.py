@@ -1,0 +1,1 @@
+"""Scenario files (installed as pytest_marathon.scenarios)."""
