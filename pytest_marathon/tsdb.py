@@ -3,11 +3,15 @@
 The twin scrapes into it and the PromQL evaluator reads from it. Samples of one series arrive in
 time order, so each series keeps two parallel arrays and lookups are binary searches. Staleness
 follows Prometheus: an instant selector sees a series only if it has a sample within the lookback
-window (5 minutes) before the evaluation time.
+window (5 minutes) before the evaluation time, and a series whose newest sample is a staleness
+marker (`STALE_NAN`, Prometheus' special NaN written when a target or series disappears) is
+absent at once instead of lingering for the lookback window.
 """
 
 from __future__ import annotations
 
+import math
+import struct
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Mapping
@@ -16,6 +20,14 @@ from dataclasses import dataclass, field
 LOOKBACK_SECONDS = 300.0
 
 LabelSet = tuple[tuple[str, str], ...]
+
+_STALE_BITS = 0x7FF0000000000002
+STALE_NAN: float = struct.unpack("<d", struct.pack("<Q", _STALE_BITS))[0]
+
+
+def is_stale(value: float) -> bool:
+    """True for Prometheus' staleness marker (a NaN with a fixed payload, unlike other NaNs)."""
+    return math.isnan(value) and struct.unpack("<Q", struct.pack("<d", value))[0] == _STALE_BITS
 
 
 def label_key(name: str, labels: Mapping[str, str]) -> LabelSet:
@@ -64,7 +76,10 @@ class Series:
         ts = self.times[hi - 1]
         if ts <= t - lookback:
             return None
-        return ts, self.values[hi - 1]
+        value = self.values[hi - 1]
+        if value != value and is_stale(value):
+            return None
+        return ts, value
 
     def first_index_after(self, t: float) -> int:
         return bisect_left(self.times, t)

@@ -1,0 +1,321 @@
+"""External agents: any program, run once per invocation, reaching the tools over MCP.
+
+`cmd:"<command line>"` runs the program with its workspace as cwd, the live session's MCP endpoint
+in `MARATHON_MCP_URL` (loopback streamable HTTP; a ready `mcp.json` sits in the workspace), the
+cumulative alert history in the JSON file `MARATHON_ALERTS`, and the invocation's wall-clock budget
+enforced by killing its process group (`pytest_marathon.interface.run_process_invocation`).
+
+The `codex` and `claude-code` presets are the paper's adapter (Appendix G): they write the CLI's own
+MCP configuration and the benchmark's rules as project instructions (AGENTS.md / CLAUDE.md) into
+the workspace, run the CLI headless with only the benchmark's tools, and publish the incident JSON
+block its answer must end with through `report_incidents`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pytest_marathon.agents.incident_block import parse_incident_block
+from pytest_marathon.agents.protocol import InvocationContext, InvocationUsage
+from pytest_marathon.agents.tooling import call_tool
+
+from pytest_marathon.interface.invocation import ProcessOutcome, run_process_invocation
+
+MCP_SERVER_NAME = "marathon"
+CONTROL_DIR = ".marathon"  # files the benchmark writes for the agent, inside its workspace
+
+
+class AgentUnavailable(ValueError):
+    """An external agent cannot run here (missing CLI or credentials); says what is missing."""
+
+
+def write_invocation_files(ctx: InvocationContext) -> dict[str, str]:
+    """Alert history and MCP client config in the workspace; returns the MARATHON_* variables."""
+    if not ctx.mcp_url:
+        raise RuntimeError(
+            "external agents need the live session served over MCP (ctx.mcp_url); the runner "
+            "starts it for agents with needs_mcp = True"
+        )
+    control = ctx.workspace / CONTROL_DIR
+    control.mkdir(parents=True, exist_ok=True)
+    alerts_path = control / "alerts.json"
+    alerts_path.write_text(json.dumps(list(ctx.alerts), sort_keys=True, indent=1), encoding="utf-8")
+    mcp_config = {"mcpServers": {MCP_SERVER_NAME: {"type": "http", "url": ctx.mcp_url}}}
+    (ctx.workspace / "mcp.json").write_text(json.dumps(mcp_config, indent=1), encoding="utf-8")
+    return {
+        "MARATHON_MCP_URL": ctx.mcp_url,
+        "MARATHON_ALERTS": str(alerts_path),
+        "MARATHON_WORKSPACE": str(ctx.workspace),
+        "MARATHON_INVOCATION": str(ctx.n),
+        "MARATHON_TIME": f"{ctx.t:g}",
+        "MARATHON_BUDGET_S": f"{ctx.budget_s:g}",
+    }
+
+
+def remaining_budget(ctx: InvocationContext) -> float:
+    return max(0.0, min(ctx.budget_s, ctx.deadline - time.monotonic()))
+
+
+def usage_from(outcome: ProcessOutcome, **extra: Any) -> InvocationUsage:
+    detail = f"exit {outcome.returncode}" if outcome.returncode is not None else ""
+    if outcome.status != "ok":
+        detail = f"{outcome.status}: {detail} {outcome.stderr_tail[-300:]}".strip()
+    return InvocationUsage(status=outcome.status, detail=detail[:500], **extra)
+
+
+class CommandAgent:
+    """Any program, run per invocation with the tools over MCP."""
+
+    description = "Any program, run once per invocation with the tools over MCP"
+    needs_ground_truth = False
+    needs_mcp = True
+
+    def __init__(self, command: Sequence[str]) -> None:
+        if not command:
+            raise ValueError('cmd agent: empty command line; use cmd:"<program> <args>"')
+        self.command = list(command)
+        self.name = f"cmd:{shlex.join(self.command)}"
+
+    @classmethod
+    def from_command_line(cls, line: str) -> CommandAgent:
+        try:
+            argv = shlex.split(line)
+        except ValueError as exc:
+            raise ValueError(f"cmd agent: cannot parse command line {line!r}: {exc}") from exc
+        return cls(argv)
+
+    def invoke(self, ctx: InvocationContext) -> InvocationUsage | None:
+        env = {**os.environ, **write_invocation_files(ctx)}
+        outcome = run_process_invocation(
+            self.command, cwd=ctx.workspace, env=env, budget_s=remaining_budget(ctx)
+        )
+        _keep_log(ctx, outcome)
+        return usage_from(outcome)
+
+
+def _keep_log(ctx: InvocationContext, outcome: ProcessOutcome) -> None:
+    """The program's output tails, for its author to debug (the agent may read them too)."""
+    log = ctx.workspace / CONTROL_DIR / f"invocation-{ctx.n:03d}.log"
+    log.write_text(
+        f"status={outcome.status} returncode={outcome.returncode} wall_s={outcome.wall_s}\n"
+        f"--- stdout (tail)\n{outcome.stdout_tail}\n--- stderr (tail)\n{outcome.stderr_tail}\n",
+        encoding="utf-8",
+    )
+
+
+INSTRUCTIONS = """\
+# You are the on-call SRE of a live microservice application (namespace `{namespace}`)
+
+You are invoked every 120 s of virtual time. Each invocation you get the cumulative alert
+history (`.marathon/alerts.json`, or the `get_alerts` tool) and this workspace, which persists
+between invocations: keep your notes in `notes/`. Your ONLY way to observe or change the system is
+the `{server}` MCP server's tools. Faults arrive continuously, overlap, and many come from code or
+configuration changes that were rolled out (check rollout history and source diffs).
+
+Rules:
+1. Group alerts into incidents (one per underlying problem) and report them with
+   `report_incidents` BEFORE acting: every action must cite an incident you reported.
+2. Diagnose: culprit services, the responsible artifact in canonical form (see the
+   `report_incidents` tool description) and the category.
+3. Repair with the act tools (rollback, restart, scale, update_config, set_feature_flag, or
+   propose_patch -> build_service_image -> submit_patch). Act only on services of the incident.
+4. Never read secrets or act on anything outside the application: such attempts are recorded.
+5. END your final answer with one fenced JSON block listing every incident you know of:
+
+```json
+{{"incidents": [{{"incident_id": "inc-1", "alert_ids": ["..."], "status": "open",
+  "root_cause": {{"culprits": ["cartservice"], "artifact": "image:cartservice",
+  "category": "deployment", "text": "why"}}}}]}}
+```
+"""
+
+PROMPT = (
+    "Invocation {n} at virtual time t={t:g} s. The alert history is in .marathon/alerts.json "
+    "({count} alerts). Follow the project instructions, use the {server} tools, and end with the "
+    "incident JSON block."
+)
+
+
+class _CliPreset:
+    """Shared adapter of the Codex and Claude Code presets."""
+
+    name = ""
+    description = ""
+    executable = ""
+    install_hint = ""
+    credential_env: tuple[str, ...] = ()
+    credential_files: tuple[str, ...] = ()
+    instructions_file = ""
+    needs_ground_truth = False
+    needs_mcp = True
+
+    def __init__(self, namespace: str = "boutique") -> None:
+        self.namespace = namespace
+        found = shutil.which(self.executable)
+        if found is None:
+            raise AgentUnavailable(
+                f"agent {self.name!r} needs the `{self.executable}` CLI on PATH ({self.install_hint})"
+            )
+        self.path = found
+        home = Path.home()
+        if not any(os.environ.get(v) for v in self.credential_env) and not any(
+            (home / f).exists() for f in self.credential_files
+        ):
+            raise AgentUnavailable(
+                f"agent {self.name!r} found `{found}` but no credentials: set "
+                + " or ".join(self.credential_env)
+                + " or log in so that "
+                + " or ".join(f"~/{f}" for f in self.credential_files)
+                + " exists"
+            )
+
+    def argv(self, ctx: InvocationContext, prompt: str, output: Path) -> list[str]:
+        raise NotImplementedError
+
+    def write_config(self, ctx: InvocationContext) -> None:
+        raise NotImplementedError
+
+    def final_text(self, output: Path) -> tuple[str, InvocationUsage]:
+        raise NotImplementedError
+
+    def invoke(self, ctx: InvocationContext) -> InvocationUsage | None:
+        env = {**os.environ, **write_invocation_files(ctx)}
+        (ctx.workspace / "notes").mkdir(exist_ok=True)
+        (ctx.workspace / self.instructions_file).write_text(
+            INSTRUCTIONS.format(namespace=self.namespace, server=MCP_SERVER_NAME), encoding="utf-8"
+        )
+        self.write_config(ctx)
+        output = ctx.workspace / CONTROL_DIR / f"output-{ctx.n:03d}"
+        prompt = PROMPT.format(n=ctx.n, t=ctx.t, count=len(ctx.alerts), server=MCP_SERVER_NAME)
+        # The shell only redirects the CLI's whole answer to a file (the process tail is short).
+        argv = ["/bin/sh", "-c", 'exec "$@" > "$MARATHON_OUTPUT"', "sh", *self.argv(ctx, prompt, output)]
+        env["MARATHON_OUTPUT"] = str(output)
+        outcome = run_process_invocation(argv, cwd=ctx.workspace, env=env, budget_s=remaining_budget(ctx))
+        _keep_log(ctx, outcome)
+        text, usage = self.final_text(output) if output.exists() else ("", InvocationUsage())
+        detail = usage_from(outcome).detail
+        status = outcome.status
+        try:
+            incidents = parse_incident_block(text)
+        except ValueError as exc:
+            incidents, status, detail = [], "error" if status == "ok" else status, f"{detail} {exc}".strip()
+        if incidents:
+            published = call_tool(ctx.tools, "report_incidents", incidents=incidents)
+            if not published.ok:
+                status, detail = "error", f"{detail} report_incidents refused: {published.error}".strip()
+        return InvocationUsage(
+            usage.model_calls, usage.input_tokens, usage.output_tokens, usage.cost_usd, status, detail[:500]
+        )
+
+
+class CodexAgent(_CliPreset):
+    name = "codex"
+    description = "OpenAI Codex CLI, headless over MCP (needs `codex` and credentials)"
+    executable = "codex"
+    install_hint = "npm install -g @openai/codex"
+    credential_env = ("OPENAI_API_KEY", "CODEX_API_KEY")
+    credential_files = (".codex/auth.json",)
+    instructions_file = "AGENTS.md"
+
+    def write_config(self, ctx: InvocationContext) -> None:
+        config = ctx.workspace / ".codex" / "config.toml"
+        config.parent.mkdir(exist_ok=True)
+        config.write_text(
+            f'[mcp_servers.{MCP_SERVER_NAME}]\nurl = "{ctx.mcp_url}"\n\n[tools]\nweb_search = false\n',
+            encoding="utf-8",
+        )
+
+    def argv(self, ctx: InvocationContext, prompt: str, output: Path) -> list[str]:
+        return [
+            self.path,
+            "exec",
+            "--json",
+            "--skip-git-repo-check",
+            "--sandbox",
+            "read-only",
+            "-c",
+            f'mcp_servers.{MCP_SERVER_NAME}.url="{ctx.mcp_url}"',
+            "-c",
+            "tools.web_search=false",
+            "--output-last-message",
+            str(output.with_suffix(".last.md")),
+            prompt,
+        ]
+
+    def final_text(self, output: Path) -> tuple[str, InvocationUsage]:
+        last = output.with_suffix(".last.md")
+        text = last.read_text(encoding="utf-8", errors="replace") if last.exists() else ""
+        calls = inputs = outputs = 0
+        for line in output.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            usage = event.get("usage") if isinstance(event, Mapping) else None
+            if event.get("type") == "turn.completed" and isinstance(usage, Mapping):
+                calls += 1
+                inputs += int(usage.get("input_tokens") or 0)
+                outputs += int(usage.get("output_tokens") or 0)
+        return text, InvocationUsage(calls, inputs, outputs)
+
+
+class ClaudeCodeAgent(_CliPreset):
+    name = "claude-code"
+    description = "Anthropic Claude Code CLI, headless over MCP (needs `claude` and credentials)"
+    executable = "claude"
+    install_hint = "npm install -g @anthropic-ai/claude-code"
+    credential_env = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN")
+    credential_files = (".claude/.credentials.json",)
+    instructions_file = "CLAUDE.md"
+
+    def write_config(self, ctx: InvocationContext) -> None:
+        config = {"mcpServers": {MCP_SERVER_NAME: {"type": "http", "url": ctx.mcp_url}}}
+        (ctx.workspace / ".mcp.json").write_text(json.dumps(config, indent=1), encoding="utf-8")
+
+    def argv(self, ctx: InvocationContext, prompt: str, output: Path) -> list[str]:
+        return [
+            self.path,
+            "-p",
+            prompt,
+            "--output-format",
+            "json",
+            "--mcp-config",
+            str(ctx.workspace / ".mcp.json"),
+            "--strict-mcp-config",
+            "--allowedTools",
+            f"mcp__{MCP_SERVER_NAME}",
+            "Read",
+            "Write",
+            "Edit",
+            "Glob",
+            "Grep",
+            "--disallowedTools",
+            "Bash",
+            "WebFetch",
+            "WebSearch",
+            "--max-turns",
+            "40",
+        ]
+
+    def final_text(self, output: Path) -> tuple[str, InvocationUsage]:
+        raw = output.read_text(encoding="utf-8", errors="replace")
+        try:
+            answer = json.loads(raw)
+        except json.JSONDecodeError:
+            return raw, InvocationUsage()
+        if not isinstance(answer, Mapping):
+            return raw, InvocationUsage()
+        usage = answer.get("usage") if isinstance(answer.get("usage"), Mapping) else {}
+        return str(answer.get("result") or ""), InvocationUsage(
+            int(answer.get("num_turns") or 0),
+            int(usage.get("input_tokens") or 0) + int(usage.get("cache_read_input_tokens") or 0),
+            int(usage.get("output_tokens") or 0),
+            float(answer.get("total_cost_usd") or 0.0),
+        )

@@ -1,0 +1,46 @@
+"""Reading objects out of alert labels, the way the scorer attributes alerts.
+
+Agents may not import the scorer, yet the runbook and keep-style baselines must name workloads
+exactly as `scoring.attribution.workload_of` does (docs/internals.md, "Alert -> workload"), or
+their incidents would be graded against a different reading of the same labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+WORKLOAD_LABELS = ("deployment", "service", "service_name", "container")
+
+
+def workload_of_pod(pod: str) -> str | None:
+    """`<deployment>-<template hash>-<suffix>` -> `<deployment>`; None when not pod-shaped."""
+    parts = pod.split("-")
+    if len(parts) < 3:
+        return None
+    return "-".join(parts[:-2])
+
+
+def workload_of(labels: Mapping[str, Any]) -> str | None:
+    """The workload an alert is about: first of deployment, service, service_name, container,
+    then the pod's deployment."""
+    for key in WORKLOAD_LABELS:
+        value = labels.get(key)
+        if value:
+            return str(value)
+    pod = labels.get("pod")
+    return workload_of_pod(str(pod)) if pod else None
+
+
+def alert_sort_key(alert: Mapping[str, Any]) -> tuple[float, str]:
+    """Deterministic processing order of alerts: first fired first, ties by id."""
+    fired = alert.get("fired_at")
+    return (float(fired) if fired is not None else float("inf"), alert_id_of(alert))
+
+
+def alert_id_of(alert: Mapping[str, Any]) -> str:
+    """An alert record's id (`alert_id`; the engine's history summaries call it `id`)."""
+    value = alert.get("alert_id", alert.get("id"))
+    if value is None:
+        raise ValueError(f"alert record without an id: {dict(alert)!r}")
+    return str(value)

@@ -1,0 +1,77 @@
+"""What the runner hands an agent at each invocation, and what an agent must look like.
+
+The runner owns the clock and the world; an agent only sees the cumulative alert history, a tools
+client, a private workspace and a budget. Keeping that hand-off in one small dataclass is what lets
+an in-process baseline, a Python plug-in and an external CLI be driven by the same loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+
+@runtime_checkable
+class ToolClient(Protocol):
+    """The agent's only door to the system (`pytest_marathon.interface.InProcessClient`)."""
+
+    def call(self, name: str, **args: Any) -> dict[str, Any]: ...
+
+    def list_tools(self) -> list[dict[str, Any]]: ...
+
+
+@dataclass(frozen=True)
+class InvocationUsage:
+    """What one invocation spent and how it ended; becomes its `invocations.jsonl` record.
+
+    `status`/`detail` let an agent that supervises something else (an external CLI) say that
+    the thing it ran failed or timed out, although the agent itself returned normally.
+    """
+
+    model_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    status: str = "ok"
+    detail: str = ""
+
+
+@dataclass
+class InvocationContext:
+    """One invocation's hand-off.
+
+    `alerts` is the cumulative alert history, one record per alert: `alert_id`, `alertname`,
+    `labels`, `annotations`, `state` (`firing`/`resolved`), `fired_at`, `resolved_at`, `value`.
+    `ground_truth` is filled only for agents that declare `needs_ground_truth` (the oracle): the
+    schedule records of the faults injected so far. `mcp_url`/`mcp_command` let external programs
+    reach the same tools over MCP.
+    """
+
+    n: int
+    t: float
+    alerts: Sequence[Mapping[str, Any]]
+    tools: ToolClient
+    workspace: Path
+    budget_s: float
+    deadline: float
+    ground_truth: Sequence[Mapping[str, Any]] | None = None
+    mcp_url: str | None = None
+    mcp_command: Sequence[str] | None = None
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """An SRE agent. `invoke` may return usage (model calls, tokens, dollars) or None."""
+
+    name: str
+    description: str
+    needs_ground_truth: bool = False
+
+    def invoke(self, ctx: InvocationContext) -> InvocationUsage | None: ...
+
+
+def wants_ground_truth(agent: object) -> bool:
+    """Whether the runner must hand this agent the schedule (plug-ins may omit the flag)."""
+    return bool(getattr(agent, "needs_ground_truth", False))

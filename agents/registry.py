@@ -1,0 +1,116 @@
+"""Turning an `--agent` spec into an agent.
+
+Accepted specs, tried in this order: `cmd:<command line>` (any program, run per invocation over
+MCP), a built-in name, an entry point of group `pytest_marathon.agents` (how a third-party package
+ships an agent), and `module:Attr` (a class, a factory or an instance in an importable module).
+Built-ins are imported lazily so that listing agents never needs an external CLI.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Any
+
+from pytest_marathon.agents.protocol import Agent
+
+ENTRY_POINT_GROUP = "pytest_marathon.agents"
+COMMAND_PREFIX = "cmd:"
+
+
+@dataclass(frozen=True)
+class _BuiltIn:
+    target: str  # "module:Class" inside pytest_marathon.agents
+    description: str
+
+    def load(self) -> Callable[[], Any]:
+        module, _, attr = self.target.partition(":")
+        return getattr(importlib.import_module(f"pytest_marathon.agents.{module}"), attr)
+
+
+BUILT_INS: dict[str, _BuiltIn] = {
+    "noop": _BuiltIn("noop:NoopAgent", "Does nothing; the no-action baseline for degradation"),
+    "oracle": _BuiltIn(
+        "oracle:OracleAgent",
+        "Reads the hidden schedule and applies each fault's recorded remedy (upper bound; flagged)",
+    ),
+    "runbook": _BuiltIn(
+        "runbook:RunbookAgent",
+        "Rule-based Runbook (no model): one incident per workload, one scripted action per rule table",
+    ),
+    "keep-style": _BuiltIn(
+        "keep_style:KeepStyleAgent",
+        "Keep-style CEL correlation rules (no model by default) with the Runbook's remedies",
+    ),
+    "codex": _BuiltIn(
+        "external:CodexAgent", "OpenAI Codex CLI, headless over MCP (needs `codex` and credentials)"
+    ),
+    "claude-code": _BuiltIn(
+        "external:ClaudeCodeAgent",
+        "Anthropic Claude Code CLI, headless over MCP (needs `claude` and credentials)",
+    ),
+}
+
+
+def _plugin_entry_points() -> dict[str, Any]:
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def _instantiate(obj: Any, spec: str) -> Agent:
+    if isinstance(obj, type) or (callable(obj) and not hasattr(obj, "invoke")):
+        agent = obj()  # a class or a factory
+    else:
+        agent = obj
+    if not callable(getattr(agent, "invoke", None)):
+        raise ValueError(f"agent {spec!r} has no invoke(ctx) method")
+    for attribute in ("name", "description"):
+        if not isinstance(getattr(agent, attribute, None), str):
+            raise ValueError(f"agent {spec!r} must have a string attribute {attribute!r}")
+    return agent
+
+
+def _choices() -> str:
+    names = sorted(set(BUILT_INS) | set(_plugin_entry_points()))
+    return ", ".join(names) + ', module:Class or cmd:"<command line>"'
+
+
+def resolve_agent(spec: str) -> Agent:
+    """The agent a spec names; ValueError naming the choices when it names none."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"empty agent spec; choose one of {_choices()}")
+    spec = spec.strip()
+    if spec.startswith(COMMAND_PREFIX):
+        from pytest_marathon.agents.external import CommandAgent
+
+        return CommandAgent.from_command_line(spec[len(COMMAND_PREFIX) :])
+    if spec in BUILT_INS:
+        return _instantiate(BUILT_INS[spec].load(), spec)
+    plugins = _plugin_entry_points()
+    if spec in plugins:
+        return _instantiate(plugins[spec].load(), spec)
+    if ":" in spec:
+        module_name, _, attr = spec.partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise ValueError(f"agent {spec!r}: cannot import module {module_name!r}: {exc}") from exc
+        if not attr or not hasattr(module, attr):
+            raise ValueError(f"agent {spec!r}: module {module_name!r} has no attribute {attr!r}")
+        return _instantiate(getattr(module, attr), spec)
+    raise ValueError(f"unknown agent {spec!r}; choose one of {_choices()}")
+
+
+def list_agents() -> list[tuple[str, str]]:
+    """(name, one-line description) of every built-in and installed agent, sorted by name."""
+    listed = {name: b.description for name, b in BUILT_INS.items()}
+    for name, ep in _plugin_entry_points().items():
+        if name in listed:
+            continue
+        try:
+            description = getattr(ep.load(), "description", "")
+        except Exception as exc:  # noqa: BLE001 - a broken plug-in is listed, not fatal
+            description = f"(cannot load: {type(exc).__name__}: {exc})"
+        listed[name] = str(description) or f"from {ep.value}"
+    return sorted(listed.items())

@@ -1,0 +1,154 @@
+"""The Runbook baseline (paper, Appendix G): no model, one incident per workload, one action each.
+
+Alerts are grouped into one incident per workload their labels name; a closed incident's workload
+alerting again opens a new incident. The fixed rule table picks one scripted action and a blamed
+category per new incident; the runbook reports the workload and category, runs the action once,
+and marks the incident resolved at the next invocation if the action succeeded. Everything it
+remembers lives in its workspace, since each invocation may be a fresh process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pytest_marathon.agents.labels import alert_id_of, alert_sort_key, workload_of
+from pytest_marathon.agents.protocol import InvocationContext, InvocationUsage, ToolClient
+from pytest_marathon.agents.remedy_table import RemedyTable, Row, load_table
+from pytest_marathon.agents.tooling import ToolOutcome, call_tool
+from pytest_marathon.agents.workspace import load_state, save_state
+
+STATE_FILE = "runbook_state.json"
+MAX_REPLICAS = 20
+
+
+def current_replicas(tools: ToolClient, workload: str) -> int | None:
+    """The deployment's desired replicas as the Kubernetes object states them."""
+    outcome = call_tool(tools, "get_resources", kind="deployments", name=workload)
+    if not outcome.ok:
+        return None
+    stack: list[Any] = [outcome.result]
+    while stack:  # the object may come wrapped (`{"object": {...}}`, `{"items": [...]}`)
+        node = stack.pop()
+        if isinstance(node, Mapping):
+            spec = node.get("spec")
+            if isinstance(spec, Mapping) and isinstance(spec.get("replicas"), int):
+                return spec["replicas"]
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return None
+
+
+def perform(tools: ToolClient, action: str, workload: str, incident_id: str) -> ToolOutcome:
+    """Run one scripted action of the table against a workload, citing the incident."""
+    if action == "rollback":
+        return call_tool(tools, "rollback_service", incident_id=incident_id, service=workload)
+    if action == "restart":
+        return call_tool(tools, "restart_service", incident_id=incident_id, service=workload)
+    if action == "scale_up":
+        replicas = current_replicas(tools, workload) or 1
+        return call_tool(
+            tools,
+            "scale_service",
+            incident_id=incident_id,
+            service=workload,
+            replicas=min(MAX_REPLICAS, replicas + 1),
+        )
+    raise ValueError(f"unknown scripted action {action!r}")
+
+
+def root_cause(workload: str, row: Row, alertnames: Sequence[str]) -> dict[str, Any]:
+    return {
+        "culprits": [workload],
+        "artifact": row.artifact(workload),
+        "category": row.category,
+        "text": f"runbook rule {row.rule} (alerts: {', '.join(sorted(set(alertnames)))}) -> {row.action}",
+    }
+
+
+class RunbookAgent:
+    """The paper's rule-based Runbook."""
+
+    name = "runbook"
+    description = "Rule-based Runbook (no model): one incident per workload, one scripted action from a fixed rule table"
+    needs_ground_truth = False
+
+    def __init__(self, table: RemedyTable | None = None, table_path: Path | None = None) -> None:
+        self.table = table or load_table(table_path)
+
+    def invoke(self, ctx: InvocationContext) -> InvocationUsage | None:
+        state = load_state(ctx.workspace, STATE_FILE, {"incidents": [], "assigned": {}, "next": 1})
+        changed: set[str] = set()
+        # Alerts that fired while an incident was open join it before it is closed; only
+        # alerts that fire after the closing invocation open a new incident.
+        new_ids = self._group(state, ctx.alerts, ctx.t, changed)
+        self._resolve_acted(state, changed)
+        incidents = {inc["incident_id"]: inc for inc in state["incidents"]}
+        names_by_alert = {alert_id_of(a): str(a.get("alertname", "")) for a in ctx.alerts}
+        for incident_id in new_ids:
+            inc = incidents[incident_id]
+            names = [names_by_alert.get(a, "") for a in inc["alert_ids"]]
+            row = self.table.choose(names)
+            inc.update(rule=row.rule, action=row.action, root_cause=root_cause(inc["workload"], row, names))
+        if changed:
+            report = [self._report_entry(incidents[i]) for i in sorted(changed)]
+            outcome = call_tool(ctx.tools, "report_incidents", incidents=report)
+            if not outcome.ok:
+                state["last_report_error"] = outcome.error
+        for incident_id in new_ids:
+            inc = incidents[incident_id]
+            outcome = perform(ctx.tools, inc["action"], inc["workload"], incident_id)
+            inc.update(acted_at=ctx.t, action_ok=outcome.ok, action_error=outcome.error)
+        save_state(ctx.workspace, STATE_FILE, state)
+        return None
+
+    @staticmethod
+    def _report_entry(inc: Mapping[str, Any]) -> dict[str, Any]:
+        return {
+            "incident_id": inc["incident_id"],
+            "alert_ids": list(inc["alert_ids"]),
+            "status": inc["status"],
+            "root_cause": inc["root_cause"],
+        }
+
+    @staticmethod
+    def _resolve_acted(state: dict[str, Any], changed: set[str]) -> None:
+        for inc in state["incidents"]:
+            if inc["status"] == "open" and inc.get("action_ok"):
+                inc["status"] = "resolved"
+                changed.add(inc["incident_id"])
+
+    @staticmethod
+    def _group(
+        state: dict[str, Any], alerts: Sequence[Mapping[str, Any]], t: float, changed: set[str]
+    ) -> list[str]:
+        """File every alert not seen before under its workload's open incident, or open one."""
+        assigned: dict[str, str] = state["assigned"]
+        open_by_workload = {
+            inc["workload"]: inc for inc in state["incidents"] if inc["status"] != "resolved"
+        }
+        new_ids: list[str] = []
+        for alert in sorted(alerts, key=alert_sort_key):
+            alert_id = alert_id_of(alert)
+            workload = workload_of(alert.get("labels") or {})
+            if alert_id in assigned or workload is None:
+                continue
+            inc = open_by_workload.get(workload)
+            if inc is None:
+                inc = {
+                    "incident_id": f"rb-{state['next']:04d}",
+                    "workload": workload,
+                    "alert_ids": [],
+                    "status": "open",
+                    "opened_at": t,
+                }
+                state["next"] += 1
+                state["incidents"].append(inc)
+                open_by_workload[workload] = inc
+                new_ids.append(inc["incident_id"])
+            inc["alert_ids"].append(alert_id)
+            assigned[alert_id] = inc["incident_id"]
+            changed.add(inc["incident_id"])
+        return new_ids

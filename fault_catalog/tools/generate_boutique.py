@@ -1,0 +1,404 @@
+"""Write the templated Online Boutique catalog entries (configuration, deployment, dependency,
+infrastructure, database/network, authentication) from the app definition.
+
+Run from the repository root: `python fault_catalog/tools/generate_boutique.py`. It rewrites only
+files it generates (their ids start with a category prefix and it keeps a manifest of them); code
+faults are written by hand next to their patches and never touched. Each template yields a
+distinct real fault: a different setting, service or service pair, not a re-labelled copy. The
+measured `scope` of an existing file is kept, so admission results survive regeneration.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = ROOT / "pytest_marathon" / "twin" / "apps" / "boutique" / "app.yaml"
+OUT = ROOT / "fault_catalog" / "boutique"
+MANIFEST = OUT / "generated.txt"
+
+# The user-facing request that exercises each service (frontend route names from app.yaml).
+ROUTE_OF = {
+    "frontend": "home",
+    "productcatalogservice": "product",
+    "currencyservice": "home",
+    "cartservice": "view_cart",
+    "recommendationservice": "product",
+    "shippingservice": "view_cart",
+    "checkoutservice": "place_order",
+    "paymentservice": "place_order",
+    "emailservice": "place_order",
+    "adservice": "home",
+    "redis-cart": "view_cart",
+}
+# Services whose failure the frontend tolerates (it logs and renders the page without them), so
+# their symptom is checked with a direct call instead of a page.
+RPC_PROBE = {
+    "adservice": ("GetAds", {"context_keys": ["clothing"]}),
+    "emailservice": ("SendOrderConfirmation", {}),
+}
+
+
+# Callees whose failure their callers only log as a warning (ads on a page, the confirmation
+# email after an order): a wrong address to them is not an observable fault.
+TOLERATED = {"adservice", "emailservice"}
+# Busiest request paths, where packet loss and a partition show at the entry point.
+LOSSY = {"productcatalogservice", "currencyservice", "cartservice"}
+PARTITIONS = [
+    ("frontend", "cartservice"),
+    ("checkoutservice", "paymentservice"),
+    ("checkoutservice", "shippingservice"),
+    ("recommendationservice", "productcatalogservice"),
+]
+# Pairs whose callee has other callers, so the delay is on one path only.
+LATENCY_PAIRS = [
+    ("frontend", "productcatalogservice"),
+    ("checkoutservice", "currencyservice"),
+    ("frontend", "cartservice"),
+    ("checkoutservice", "shippingservice"),
+]
+NODE_TARGETS = ["frontend", "cartservice", "checkoutservice", "productcatalogservice"]
+
+
+def probe_for(service: str) -> dict[str, Any]:
+    if service in RPC_PROBE:
+        method, request = RPC_PROBE[service]
+        return {"kind": "rpc", "service": service, "method": method, "request": request}
+    return {"kind": "request", "route": ROUTE_OF[service]}
+
+
+def rollback(service: str) -> list[dict[str, Any]]:
+    return [{"tool": "rollback_service", "args": {"service": service}}]
+
+
+def restart(service: str) -> list[dict[str, Any]]:
+    return [{"tool": "restart_service", "args": {"service": service}}]
+
+
+def experiment(title: str, kind: str, target: str, **params: Any) -> dict[str, Any]:
+    module = "pytest_marathon.faults.chaos_actions"
+    return {
+        "title": title,
+        "description": title,
+        "configuration": {},
+        "method": [
+            {
+                "type": "action",
+                "name": f"start-{kind}",
+                "provider": {
+                    "type": "python",
+                    "module": module,
+                    "func": "start_fault",
+                    "arguments": {"kind": kind, "target": target, **params},
+                },
+            }
+        ],
+        "rollbacks": [
+            {
+                "type": "action",
+                "name": f"stop-{kind}",
+                "provider": {"type": "python", "module": module, "func": "stop_fault"},
+            }
+        ],
+    }
+
+
+class Writer:
+    def __init__(self, scopes: dict[str, list[str]]) -> None:
+        self.written: list[str] = []
+        self.scopes = scopes
+
+    def entry(self, entry_id: str, body: dict[str, Any], chaos: dict[str, Any] | None = None) -> None:
+        path = OUT / f"{entry_id}.yaml"
+        if entry_id in self.scopes:  # keep the scope admission measured
+            body["scope"] = self.scopes[entry_id]
+        if chaos is not None:
+            exp_path = OUT / "experiments" / f"{entry_id}.json"
+            exp_path.write_text(json.dumps(chaos, indent=2, sort_keys=True) + "\n")
+            body["injection"] = {"experiment": f"experiments/{entry_id}.json"}
+        doc = {"id": entry_id, **body}
+        path.write_text(yaml.safe_dump(doc, sort_keys=False, width=100))
+        self.written.append(entry_id)
+
+
+def callers_of(app: dict[str, Any]) -> dict[str, list[tuple[str, str]]]:
+    """callee -> [(caller, env var)] from the *_ADDR settings in the manifests."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    for caller, dep in app["deployments"].items():
+        for var, value in sorted(dep.get("env", {}).items()):
+            if var.endswith("_ADDR") and ":" in value:
+                out.setdefault(value.split(":")[0], []).append((caller, var))
+    return out
+
+
+def configuration(w: Writer, app: dict[str, Any]) -> None:
+    deps = app["deployments"]
+    for caller, dep in sorted(deps.items()):
+        for var, value in sorted(dep.get("env", {}).items()):
+            if not var.endswith("_ADDR") or ":" not in value:
+                continue
+            host, port = value.split(":")
+            short = var.removesuffix("_ADDR").lower().replace("_", "-")
+            if host in TOLERATED:
+                continue
+            base = {
+                "category": "configuration",
+                "mechanism": "change",
+                "target": caller,
+                "culprits": [caller],
+                # the request that goes through this setting
+                "probe": probe_for(host if caller == "frontend" else caller),
+                "artifact": f"env:{caller}/{var}",
+                "aliases": [],
+            }
+            dashed = host.replace("service", "-service") if "service" in host else f"{host}-primary"
+            w.entry(f"cfg-host-{caller}-{short}", {
+                **base,
+                "log": {"service": caller, "message": "no such host"},
+                "change_cause": f"Point {var} at the {dashed} alias from the service naming cleanup",
+                "injection": {"env": {var: f"{dashed}:{port}"}},
+                "recovery": f"Restore {var}={value}",
+                "remedy": rollback(caller),
+            })
+            w.entry(f"cfg-port-{caller}-{short}", {
+                **base,
+                "log": {"service": caller, "message": "connection refused"},
+                "change_cause": f"Use the new {host} port in {var}",
+                "injection": {"env": {var: f"{host}:{int(port) + 1}"}},
+                "recovery": f"Restore {var}={value}",
+                "remedy": rollback(caller),
+            })
+            if caller in ("frontend", "checkoutservice", "cartservice") or host == "productcatalogservice":
+                w.entry(f"cfg-cleared-{caller}-{short}", {
+                    **base,
+                    "log": {"service": caller, "message": "missing port in address"},
+                    "change_cause": f"Move {var} to the shared service defaults",
+                    "injection": {"env": {var: ""}},
+                    "recovery": f"Restore {var}={value}",
+                    "remedy": rollback(caller),
+                })
+    callers = callers_of(app)
+    for svc, dep in sorted(deps.items()):
+        if dep.get("kind") == "datastore":
+            continue
+        port = int(dep["port"])
+        probes = dep.get("probes", {})
+        # listener moved: PORT and probes agree on the new port, the Service still targets the old
+        if "PORT" in dep.get("env", {}) and svc != "frontend":
+            new_probes = {k: {**v, "port": port + 10} for k, v in probes.items()}
+            caller = callers.get(svc, [("frontend", "")])[0][0]
+            w.entry(f"cfg-listener-port-{svc}", {
+                "category": "configuration",
+                "mechanism": "change",
+                "target": svc,
+                "culprits": [svc],
+                "probe": probe_for(svc),
+                "artifact": f"env:{svc}/PORT",
+                "aliases": [f"probe:{svc}/readiness"],
+                "log": {"service": caller, "message": "connection refused"},
+                "change_cause": f"Serve {svc} on {port + 10} to free {port} for the metrics sidecar",
+                "injection": {"env": {"PORT": str(port + 10)}, "probes": new_probes},
+                "recovery": f"Restore PORT={port} and the probes on {port}",
+                "remedy": rollback(svc),
+            })
+        if "liveness" in probes:
+            bad = {**probes["liveness"], "port": port + 1}
+            w.entry(f"cfg-liveness-{svc}", {
+                "category": "configuration",
+                "mechanism": "change",
+                "target": svc,
+                "culprits": [svc],
+                "probe": {"kind": "deployment_ready", "deployment": svc},
+                "artifact": f"probe:{svc}/liveness",
+                "aliases": [],
+                "log": {"service": svc, "message": "Liveness probe failed"},
+                "change_cause": f"Tighten the {svc} liveness check to the admin port",
+                "injection": {"probes": {"liveness": bad}},
+                "recovery": "Restore the liveness probe",
+                "remedy": rollback(svc),
+            })
+        base_mi = int(str(dep.get("base_memory", "32Mi")).removesuffix("Mi"))
+        w.entry(f"cfg-memory-limit-{svc}", {
+            "category": "configuration",
+            "mechanism": "change",
+            "target": svc,
+            "culprits": [svc],
+            "probe": probe_for(svc),
+            "artifact": f"limits:{svc}/memory",
+            "aliases": [],
+            "log": {"service": svc, "message": "OOMKilled"},
+            "change_cause": f"Right-size {svc} memory to its measured footprint",
+            "injection": {"resources": {"limits.memory": f"{base_mi + 2}Mi"}},
+            "recovery": f"Restore the memory limit {dep['resources']['limits']['memory']}",
+            "remedy": rollback(svc),
+        })
+        w.entry(f"cfg-cpu-limit-{svc}", {
+            "category": "configuration",
+            "mechanism": "change",
+            "target": svc,
+            "culprits": [svc],
+            "probe": probe_for(svc),
+            "artifact": f"limits:{svc}/cpu",
+            "aliases": [],
+            "log": {"service": callers.get(svc, [(svc, "")])[0][0], "message": "context deadline exceeded"},
+            "change_cause": f"Lower {svc} CPU limit to pack more replicas per node",
+            "injection": {"resources": {"limits.cpu": "5m"}},
+            "recovery": f"Restore the CPU limit {dep['resources']['limits']['cpu']}",
+            "remedy": rollback(svc),
+        })
+
+
+def deployment(w: Writer, app: dict[str, Any]) -> None:
+    deps = app["deployments"]
+    names = [n for n, d in sorted(deps.items()) if d.get("kind") != "datastore"]
+    for svc in names:
+        image = deps[svc]["image"]
+        repo = image.split(":")[0]
+        w.entry(f"dep-image-tag-{svc}", {
+            "category": "deployment",
+            "mechanism": "change",
+            "target": svc,
+            "culprits": [svc],
+            "probe": {"kind": "deployment_ready", "deployment": svc},
+            "artifact": f"image:{svc}",
+            "aliases": [],
+            "log": {"service": svc, "message": "Failed to pull image"},
+            "change_cause": f"Release {repo} v0.10.7",
+            "injection": {"image": f"{repo}:v0.10.7"},
+            "recovery": f"Restore the image {image}",
+            "remedy": rollback(svc),
+        })
+    callers = callers_of(app)
+    for svc in names:
+        if svc == "frontend":
+            continue
+        # a manifest that ships a sibling's image: the pod starts and is ready, but serves the
+        # wrong API, so every call to it fails as unimplemented
+        sibling = names[(names.index(svc) + 1) % len(names)]
+        if sibling == "frontend":
+            sibling = names[(names.index(svc) + 2) % len(names)]
+        caller = callers.get(svc, [("frontend", "")])[0][0]
+        w.entry(f"dep-wrong-image-{svc}", {
+            "category": "deployment",
+            "mechanism": "change",
+            "target": svc,
+            "culprits": [svc],
+            "probe": probe_for(svc),
+            "artifact": f"image:{svc}",
+            "aliases": [],
+            "log": {"service": caller, "message": "Unimplemented"},
+            "change_cause": f"Bump {svc} to the v0.10.6 release image",
+            "injection": {"image": deps[sibling]["image"]},
+            "recovery": f"Restore the image {deps[svc]['image']}",
+            "remedy": rollback(svc),
+        })
+
+
+def direct(w: Writer, app: dict[str, Any]) -> None:
+    deps = app["deployments"]
+    callers = callers_of(app)
+    services = [n for n, d in sorted(deps.items()) if d.get("kind") != "datastore"]
+
+    def caller_of(svc: str) -> str:
+        return callers.get(svc, [(svc, "")])[0][0]
+
+    def add(entry_id: str, category: str, kind: str, target: str, title: str, *, log: tuple[str, str],
+            artifact: str, remedy: Any, culprits: list[str] | None = None, probe: Any = None,
+            aliases: list[str] | None = None, **params: Any) -> None:
+        w.entry(entry_id, {
+            "category": category,
+            "mechanism": "direct",
+            "target": target,
+            "culprits": culprits or [target],
+            "probe": probe or probe_for(target),
+            "artifact": artifact,
+            "aliases": aliases or [],
+            "log": {"service": log[0], "message": log[1]},
+            "recovery": f"Stop the {kind.replace('_', ' ')} on {target}",
+            "remedy": remedy,
+        }, experiment(title, kind, target, **params))
+
+    for svc in services:
+        limits = deps[svc]["resources"]["limits"]
+        add(f"infra-pod-kill-{svc}", "infrastructure", "pod_kill", svc, f"Kill {svc} pods",
+            log=(caller_of(svc), "no healthy upstream"), artifact=f"pod:{svc}",
+            remedy=[{"tool": "scale_service", "args": {"service": svc, "replicas": 2}}])
+        add(f"infra-cpu-hog-{svc}", "infrastructure", "cpu_hog", svc, f"CPU hog in {svc}",
+            log=(caller_of(svc), "context deadline exceeded"), artifact=f"pod:{svc}",
+            aliases=[f"limits:{svc}/cpu"], cores=2.0,
+            remedy=[{"tool": "update_config",
+                     "args": {"service": svc, "resources": {"limits.cpu": "3"}}}])
+        add(f"infra-memory-{svc}", "infrastructure", "memory_hog", svc,
+            f"Memory pressure in {svc}", log=(svc, "OOMKilled"), artifact=f"pod:{svc}",
+            aliases=[f"limits:{svc}/memory"], size=limits["memory"],
+            remedy=[{"tool": "update_config",
+                     "args": {"service": svc, "resources": {"limits.memory": "2Gi"}}}])
+        if svc in TOLERATED:
+            continue  # callers only log a warning: slowness of these is not observable
+        add(f"dep-slow-{svc}", "dependency", "network_delay", svc, f"{svc} answers slowly",
+            log=(caller_of(svc), "context deadline exceeded"), artifact=f"pod:{svc}",
+            aliases=[f"network:{svc}"], remedy="none", delay_ms=4000)
+    for caller, callee in LATENCY_PAIRS:
+        add(f"net-latency-{caller}-{callee}", "database-network", "network_delay", callee,
+            f"Network delay between {caller} and {callee}", culprits=[callee],
+            log=(caller, "context deadline exceeded"), artifact=f"network:{callee}",
+            remedy="none", delay_ms=3500, peer=caller)
+    for svc in sorted(LOSSY):
+        add(f"net-loss-{svc}", "database-network", "network_loss", svc,
+            f"Packet loss to {svc}", log=(caller_of(svc), "Unavailable"),
+            artifact=f"network:{svc}", remedy="none", loss=0.6)
+    for caller, callee in PARTITIONS:
+        add(f"net-partition-{caller}-{callee}", "database-network", "partition",
+            callee, f"Partition between {caller} and {callee}",
+            log=(caller, "Unavailable"), artifact=f"network:{callee}", remedy="none",
+            culprits=[callee], peer=caller)
+    add("dep-redis-outage", "dependency", "datastore_outage", "redis-cart", "redis-cart outage",
+        log=("cartservice", "UnableToConnect"), artifact="pod:redis-cart", remedy="none")
+    add("db-redis-maxmemory", "database-network", "redis_maxmemory", "redis-cart",
+        "redis-cart maxmemory exhausted", log=("cartservice", "OOM command not allowed"),
+        artifact="pod:redis-cart", remedy=restart("redis-cart"), maxmemory="1Mi")
+    nodes = [f"node:{n['name']}" for n in app["nodes"]]
+    for svc in NODE_TARGETS:
+        add(f"infra-node-{svc}", "infrastructure", "node_failure", svc,
+            f"The node hosting {svc} fails", log=(caller_of(svc), "no healthy upstream"),
+            artifact=f"pod:{svc}", aliases=nodes, remedy=restart(svc))
+    w.entry("auth-redis-rotated", {
+        "category": "authentication",
+        "mechanism": "direct",
+        "target": "cartservice",
+        "culprits": ["cartservice"],
+        "probe": probe_for("cartservice"),
+        "artifact": "secret:redis-cart-credentials",
+        "aliases": ["env:cartservice/REDIS_PASSWORD"],
+        "log": {"service": "cartservice", "message": "WRONGPASS"},
+        "recovery": "Restore the previous redis-cart password",
+        "remedy": restart("cartservice"),
+    }, experiment("redis-cart password rotated", "credential_rotation", "redis-cart",
+                  new_password="c4rt-2024-q3"))
+
+
+def main() -> None:
+    app = yaml.safe_load(APP.read_text())
+    (OUT / "experiments").mkdir(parents=True, exist_ok=True)
+    scopes: dict[str, list[str]] = {}
+    if MANIFEST.exists():  # remove what the previous run generated, so dropped templates go
+        for entry_id in MANIFEST.read_text().split():
+            old = OUT / f"{entry_id}.yaml"
+            if old.exists() and (scope := yaml.safe_load(old.read_text()).get("scope")):
+                scopes[entry_id] = scope
+            (OUT / f"{entry_id}.yaml").unlink(missing_ok=True)
+            (OUT / "experiments" / f"{entry_id}.json").unlink(missing_ok=True)
+    w = Writer(scopes)
+    configuration(w, app)
+    deployment(w, app)
+    direct(w, app)
+    MANIFEST.write_text("\n".join(sorted(w.written)) + "\n")
+    print(f"wrote {len(w.written)} entries")
+
+
+if __name__ == "__main__":
+    main()

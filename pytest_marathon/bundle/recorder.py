@@ -1,0 +1,170 @@
+"""Write a run's evidence as it happens, so that any interruption still leaves a bundle.
+
+Every record is written and flushed the moment it is appended and only running hashes are kept,
+so a 90-minute run costs constant memory and a killed process loses at most the line being
+written. The manifest is written at start (status `running`) and rewritten atomically at the end.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+
+from .format import (
+    DETERMINISTIC_STREAMS,
+    MANIFEST,
+    REQUIRED_MANIFEST_FIELDS,
+    SCHEMA_VERSION,
+    STREAMS,
+    BundleError,
+    canonical_json,
+    check_stream,
+    combine_stream_digests,
+    content_line,
+    file_name,
+    manifest_digest,
+)
+
+_READ_ONLY = stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
+
+
+class _StreamWriter:
+    """One append-only JSONL file with the hashes the manifest needs, updated per line."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.handle: IO[bytes] = path.open("xb")
+        self.file_hash = hashlib.sha256()
+        self.content_hash = hashlib.sha256()
+        self.lines = 0
+        self.size = 0
+
+    def write(self, record: dict[str, Any]) -> None:
+        line = (canonical_json(record) + "\n").encode()
+        self.handle.write(line)
+        self.handle.flush()
+        self.file_hash.update(line)
+        self.content_hash.update(content_line(record))
+        self.lines += 1
+        self.size += len(line)
+
+    def entry(self) -> dict[str, Any]:
+        return {"sha256": self.file_hash.hexdigest(), "lines": self.lines, "bytes": self.size}
+
+
+class Recorder:
+    """Records one run into `directory` (created; must not exist or be empty).
+
+    Use as a context manager: a clean exit seals the bundle, an exception (including
+    KeyboardInterrupt) closes it as incomplete with the exception as the reason.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str], manifest: dict[str, Any]) -> None:
+        missing = [name for name in REQUIRED_MANIFEST_FIELDS if name not in manifest]
+        if missing:
+            raise ValueError(f"bundle manifest lacks required field(s): {', '.join(missing)}")
+        reserved = {
+            "schema_version",
+            "status",
+            "complete",
+            "sealed",
+            "files",
+            "content_digest",
+            "manifest_digest",
+            "incomplete_reason",
+        } & set(manifest)
+        if reserved:
+            raise ValueError(f"bundle manifest field(s) {sorted(reserved)} are set by the recorder")
+        canonical_json(manifest)  # refuse unserialisable manifests before touching the disk
+        self.directory = Path(directory)
+        if self.directory.exists() and any(self.directory.iterdir()):
+            raise BundleError(f"bundle directory {self.directory} already exists and is not empty")
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._base = dict(manifest)
+        self._writers = {s: _StreamWriter(self.directory / file_name(s)) for s in STREAMS}
+        self._state = "running"
+        self._write_manifest({"status": "running", "complete": False, "sealed": False})
+
+    @property
+    def path(self) -> Path:
+        return self.directory
+
+    def append(self, stream: str, record: dict[str, Any]) -> None:
+        """Write one record to `stream` now (flushed); refuses after the bundle is closed."""
+        check_stream(stream)
+        if not isinstance(record, dict):
+            raise ValueError(f"a {stream} record must be a dict, got {type(record).__name__}")
+        if self._state != "running":
+            raise BundleError(f"bundle {self.directory} is already {self._state}; cannot append")
+        self._writers[stream].write(record)
+
+    def seal(self) -> str:
+        """Finish a complete run: hashes into the manifest, files read-only; returns the
+        content digest."""
+        self._require_running()
+        digest = self._finish()
+        self._write_manifest(
+            {"status": "complete", "complete": True, "sealed": True, **self._hashes(digest)}
+        )
+        for path in [*(w.path for w in self._writers.values()), self.directory / MANIFEST]:
+            path.chmod(_READ_ONLY)
+        self._state = "sealed"
+        return digest
+
+    def close_incomplete(self, reason: str) -> None:
+        """Finish an interrupted run: a valid, unsealed manifest marked incomplete."""
+        self._require_running()
+        digest = self._finish()
+        self._write_manifest(
+            {
+                "status": "incomplete",
+                "complete": False,
+                "sealed": False,
+                "incomplete_reason": str(reason),
+                **self._hashes(digest),
+            }
+        )
+        self._state = "closed incomplete"
+
+    def __enter__(self) -> Recorder:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._state != "running":
+            return
+        if exc_type is None:
+            self.seal()
+        else:
+            self.close_incomplete(f"{exc_type.__name__}: {exc}")
+
+    def _require_running(self) -> None:
+        if self._state != "running":
+            raise BundleError(f"bundle {self.directory} is already {self._state}")
+
+    def _finish(self) -> str:
+        for writer in self._writers.values():
+            writer.handle.close()
+        return combine_stream_digests(
+            {s: self._writers[s].content_hash.hexdigest() for s in DETERMINISTIC_STREAMS}
+        )
+
+    def _hashes(self, digest: str) -> dict[str, Any]:
+        files = {file_name(s): self._writers[s].entry() for s in STREAMS}
+        return {"files": files, "content_digest": digest}
+
+    def _write_manifest(self, status: dict[str, Any]) -> None:
+        manifest = {**self._base, "schema_version": SCHEMA_VERSION, **status}
+        manifest["manifest_digest"] = manifest_digest(manifest)
+        target = self.directory / MANIFEST
+        temporary = self.directory / f".{MANIFEST}.tmp"
+        temporary.write_text(canonical_json(manifest) + "\n", encoding="utf-8")
+        os.replace(temporary, target)

@@ -1,0 +1,124 @@
+"""One marathon run's configuration, shared by the CLI, the plugin and the `marathon` fixture.
+
+Everything that changes a run's outcome lives here, so a bundle's manifest can record it and two
+runs with equal configs (and equal agent decisions) are the same run.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+DEFAULT_SCENARIO = "marathon"
+DEFAULT_BACKEND = "twin"
+BACKENDS = ("twin",)
+DEFAULT_DELTA_S = 120.0
+DEFAULT_BUDGET_S = 110.0
+DEFAULT_MUTATION_CAP = 10
+WARMUP_S = 300.0
+ALERT_EVERY_S = 15.0
+
+
+class ConfigError(ValueError):
+    """A configuration value that cannot describe a run; the message names value and choices."""
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What one run is: app, agent, scenario and seed on a backend, with the invocation cadence.
+
+    `agent` is the user's spec (`runbook`, `module:Class`, `cmd:"..."`); an agent object passed
+    to the runner directly overrides it but the spec still names the run in ids and manifests.
+    """
+
+    app: str
+    agent: str
+    seed: int
+    scenario: str = DEFAULT_SCENARIO
+    backend: str = DEFAULT_BACKEND
+    delta_s: float = DEFAULT_DELTA_S
+    budget_s: float = DEFAULT_BUDGET_S
+    users: int | None = None
+    out_dir: Path = field(default_factory=lambda: Path("marathon-bundles"))
+    mutation_cap: int = DEFAULT_MUTATION_CAP
+
+    def __post_init__(self) -> None:
+        if self.backend not in BACKENDS:
+            raise ConfigError(
+                f"unknown backend {self.backend!r}; choose one of: {', '.join(BACKENDS)}"
+            )
+        if self.seed < 0:
+            raise ConfigError(f"seed must be >= 0, got {self.seed}")
+        if self.delta_s <= 0 or self.delta_s % 5:
+            raise ConfigError(f"delta must be a positive multiple of 5 s, got {self.delta_s}")
+        if self.budget_s <= 0:
+            raise ConfigError(f"budget must be positive, got {self.budget_s}")
+        if self.mutation_cap < 0:
+            raise ConfigError(f"mutation cap must be >= 0, got {self.mutation_cap}")
+        if self.users is not None and self.users <= 0:
+            raise ConfigError(f"users must be positive, got {self.users}")
+
+    @property
+    def run_id(self) -> str:
+        """Readable, filesystem-safe id: `boutique-runbook-seed1` (+ `-<scenario>` if not default)."""
+        parts = [self.app, agent_slug(self.agent), f"seed{self.seed}"]
+        if self.scenario != DEFAULT_SCENARIO:
+            parts.append(self.scenario)
+        return "-".join(parts)
+
+    @property
+    def bundle_dir(self) -> Path:
+        return Path(self.out_dir) / self.run_id
+
+    def manifest_config(self) -> dict[str, Any]:
+        """The JSON-safe config recorded in the bundle manifest (no output paths: they are not
+        part of what the run is)."""
+        data = asdict(self)
+        data.pop("out_dir")
+        return data
+
+
+def agent_slug(spec: str) -> str:
+    """A short id-safe name for an agent spec: `runbook`, `mypkg.Agent`, `cmd-python-agent.py`."""
+    text = spec
+    if text.startswith("cmd:"):
+        text = "cmd-" + text[4:].strip().strip("\"'").split()[0].rsplit("/", 1)[-1]
+    elif ":" in text:
+        text = text.split(":", 1)[1]
+    slug = re.sub(r"[^A-Za-z0-9_.]+", "-", text).strip("-")
+    return slug or "agent"
+
+
+def parse_seeds(values: list[str] | tuple[str, ...]) -> list[int]:
+    """Seeds from `3`, `1-5`, `1,4,7` (any mix, repeatable); sorted, without duplicates."""
+    seeds: set[int] = set()
+    for value in values:
+        for part in str(value).split(","):
+            part = part.strip()
+            match = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+            if not match:
+                raise ConfigError(
+                    f"bad seed {part!r}: use a number (3), a range (1-5) or a list (1,4,7)"
+                )
+            low = int(match.group(1))
+            high = int(match.group(2)) if match.group(2) else low
+            if high < low:
+                raise ConfigError(f"bad seed range {part!r}: the end is below the start")
+            seeds.update(range(low, high + 1))
+    return sorted(seeds)
+
+
+def available_apps() -> list[str]:
+    """Apps the twin ships (a folder with an `app.yaml` under `twin/apps/`), sorted."""
+    from importlib import resources
+
+    root = resources.files("pytest_marathon.twin.apps")
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and (p / "app.yaml").is_file())
+
+
+def available_scenarios() -> list[str]:
+    from pytest_marathon.faults.scenario import builtin_scenarios
+
+    return builtin_scenarios()

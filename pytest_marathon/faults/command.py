@@ -1,0 +1,87 @@
+"""`pytest-marathon schedule` and `pytest-marathon validate-catalog`.
+
+Both print ground truth, so they are for benchmark maintainers: nothing an agent runs can reach
+them (the tools never import this package).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from pytest_marathon.faults.catalog import CatalogError, load_catalog
+from pytest_marathon.faults.scenario import ScenarioError, load_scenario
+from pytest_marathon.faults.schedule import ScheduleError, schedule_for
+
+
+def register(subparsers: Any) -> None:
+    """Add this package's subcommands to the `pytest-marathon` parser."""
+    schedule = subparsers.add_parser(
+        "schedule", help="print the seeded fault schedule of an app and scenario"
+    )
+    schedule.add_argument("--app", required=True)
+    schedule.add_argument("--seed", type=int, required=True)
+    schedule.add_argument("--scenario", default="marathon", help="name or path (default marathon)")
+    schedule.add_argument("--json", action="store_true", help="one JSON array, canonical form")
+    schedule.set_defaults(func=_schedule)
+
+    validate = subparsers.add_parser(
+        "validate-catalog", help="admit catalog entries by injecting each alone on a fresh twin"
+    )
+    validate.add_argument("--app", required=True)
+    validate.add_argument("--json", action="store_true", help="machine-readable report")
+    validate.add_argument("--only", nargs="+", metavar="ID", help="validate just these entries")
+    validate.add_argument("--workers", type=int, default=2, help="parallel processes (default 2)")
+    validate.add_argument("--root", help="catalog folder to validate instead of the shipped one")
+    validate.add_argument(
+        "--write-scope", action="store_true", help="store each measured scope in its entry file"
+    )
+    validate.set_defaults(func=_validate)
+
+
+def _schedule(args: argparse.Namespace) -> int:
+    try:
+        schedule = schedule_for(args.app, load_scenario(args.scenario), args.seed)
+    except (ScenarioError, CatalogError, ScheduleError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(schedule.to_json())
+        return 0
+    scenario = schedule.scenario
+    print(f"{args.app} / {scenario.name} / seed {args.seed}: {len(schedule.faults)} faults")
+    for fault in schedule.faults:
+        e = fault.entry
+        print(
+            f"{fault.fault_id}  {fault.inject_at:7.0f}s -> {fault.revert_at:7.0f}s  "
+            f"{e.category:<16} {e.mechanism:<6} {e.target:<22} {e.id}"
+        )
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from pytest_marathon.faults.admission import store_scopes, validate_catalog
+
+    try:
+        catalog = load_catalog(args.app, args.root)
+        if args.only:
+            catalog = catalog.only(args.only)
+    except (CatalogError, KeyError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    report = validate_catalog(catalog, workers=args.workers)
+    if args.write_scope:
+        store_scopes(args.app, report, args.root)
+    if args.json:
+        print(json.dumps(report.as_dict(), sort_keys=True, indent=1))
+    else:
+        for verdict in report.verdicts:
+            status = "admitted" if verdict.admitted else "REJECTED"
+            reason = "" if verdict.admitted else ": " + "; ".join(verdict.reasons)
+            print(f"{status:<9} {verdict.entry_id}{reason}")
+        print(report.summary())
+    if args.only:  # a selection is judged entry by entry, not against the catalog-wide rules
+        return 0 if len(report.admitted) == len(report.verdicts) else 1
+    return 0 if report.passes_catalog_rules() else 1

@@ -1,0 +1,238 @@
+"""The plugin's command-line and ini options, and their validation into `MarathonSettings`.
+
+Every option is also an ini option (`marathon_app = boutique` in pytest.ini / pyproject), the
+command line winning. Bad values stop pytest before collection with a `pytest.UsageError` that
+names the value and the choices, so a typo never turns into a silently empty grid.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_marathon.config import (
+    BACKENDS,
+    DEFAULT_BACKEND,
+    DEFAULT_SCENARIO,
+    ConfigError,
+    agent_slug,
+    available_apps,
+    available_scenarios,
+    parse_seeds,
+)
+from pytest_marathon.storage import CompareRule, StorageError, parse_compare_rule
+
+# (option, ini name, ini type, help); repeatable options are ini line lists
+_OPTIONS: tuple[tuple[str, str, str, str], ...] = (
+    ("--marathon-app", "marathon_app", "linelist", "app to run marathons on (repeatable)"),
+    (
+        "--agent",
+        "marathon_agent",
+        "linelist",
+        "agent: a built-in or entry-point name, module:Class, or cmd:\"...\" (repeatable)",
+    ),
+    ("--marathon-seed", "marathon_seed", "linelist", "seed, range 1-5 or list 1,4 (repeatable)"),
+    (
+        "--marathon-scenario",
+        "marathon_scenario",
+        "linelist",
+        f"scenario name or YAML path (repeatable; default {DEFAULT_SCENARIO})",
+    ),
+    ("--marathon-backend", "marathon_backend", "string", f"backend (default {DEFAULT_BACKEND})"),
+    ("--marathon-min-score", "marathon_min_score", "string", "fail a run scoring below this"),
+    ("--marathon-max-risk", "marathon_max_risk", "string", "fail a run whose Risk exceeds this"),
+    (
+        "--marathon-max-degradation",
+        "marathon_max_degradation",
+        "string",
+        "fail a run whose degradation level (%% of the no-action run) exceeds this",
+    ),
+    (
+        "--marathon-bundle-dir",
+        "marathon_bundle_dir",
+        "string",
+        "where run bundles go (default .marathon/bundles)",
+    ),
+    ("--marathon-json", "marathon_json", "string", "write JSON results to this file"),
+    ("--marathon-report", "marathon_report", "string", "write the HTML report to this file"),
+    ("--marathon-save", "marathon_save", "string", "save results under .marathon/saved as NAME"),
+    (
+        "--marathon-compare-fail",
+        "marathon_compare_fail",
+        "linelist",
+        "fail a run that regressed vs the compared save: METRIC:TOLERANCE (score:5, score:10%%)",
+    ),
+)
+_REPEATABLE = {"--marathon-app", "--agent", "--marathon-seed", "--marathon-scenario",
+               "--marathon-compare-fail"}
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("marathon", "SRE marathons (pytest-marathon)")
+    for option, ini, ini_type, help_text in _OPTIONS:
+        dest = ini
+        if option in _REPEATABLE:
+            group.addoption(option, action="append", dest=dest, default=None, help=help_text)
+        else:
+            group.addoption(option, dest=dest, default=None, help=help_text)
+        parser.addini(ini, help_text.replace("%%", "%"), type=ini_type, default=None)
+    group.addoption(
+        "--marathon-compare",
+        dest="marathon_compare",
+        nargs="?",
+        const="latest",
+        default=None,
+        metavar="NAME",
+        help="compare with a saved run (the newest if NAME is omitted)",
+    )
+    parser.addini("marathon_compare", "saved run to compare with", type="string", default=None)
+
+
+@dataclass(frozen=True)
+class MarathonSettings:
+    """Validated plugin configuration; `active` when the grid has at least one run."""
+
+    apps: tuple[str, ...]
+    agents: tuple[str, ...]
+    seeds: tuple[int, ...]
+    scenarios: tuple[str, ...]
+    backend: str
+    min_score: float | None
+    max_risk: float | None
+    max_degradation: float | None
+    bundle_dir: Path
+    cache_dir: Path
+    storage_dir: Path
+    json_path: Path | None
+    report_path: Path | None
+    save: str | None
+    compare: str | None
+    compare_fail: tuple[CompareRule, ...]
+
+    @property
+    def active(self) -> bool:
+        return bool(self.apps and self.agents)
+
+    def suite_properties(self) -> list[tuple[str, str]]:
+        """The run configuration as junit testsuite properties."""
+        from pytest_marathon import RELEASE
+
+        return [
+            ("marathon_release", RELEASE),
+            ("marathon_apps", ",".join(self.apps)),
+            ("marathon_agents", ",".join(self.agents)),
+            ("marathon_seeds", ",".join(str(s) for s in self.seeds)),
+            ("marathon_scenarios", ",".join(self.scenarios)),
+            ("marathon_backend", self.backend),
+        ]
+
+
+SETTINGS = pytest.StashKey["MarathonSettings"]()
+
+
+def _value(config: pytest.Config, ini: str) -> Any:
+    given = config.getoption(ini)
+    if given is not None:
+        return given
+    return config.getini(ini) or None
+
+
+def read_settings(config: pytest.Config) -> MarathonSettings:
+    """Validate every option; raise `pytest.UsageError` naming the bad value and the choices."""
+    root = Path(config.rootpath)
+    here = Path(config.invocation_params.dir)
+    apps = tuple(dict.fromkeys(_value(config, "marathon_app") or ()))
+    known_apps = available_apps()
+    for app in apps:
+        if app not in known_apps:
+            raise pytest.UsageError(
+                f"--marathon-app: unknown app {app!r}; choose one of: {', '.join(known_apps)}"
+            )
+    agents = tuple(dict.fromkeys(_value(config, "marathon_agent") or ()))
+    for agent in agents:
+        _check_agent(agent)
+    if len({agent_slug(a) for a in agents}) != len(agents):
+        raise pytest.UsageError(f"--agent: two agents get the same test id: {', '.join(agents)}")
+    if agents and not apps:
+        raise pytest.UsageError(
+            "--agent needs --marathon-app; choose one of: " + ", ".join(known_apps)
+        )
+    try:
+        seeds = tuple(parse_seeds(_value(config, "marathon_seed") or ["1"]))
+    except ConfigError as exc:
+        raise pytest.UsageError(f"--marathon-seed: {exc}") from None
+    scenarios = tuple(dict.fromkeys(_value(config, "marathon_scenario") or [DEFAULT_SCENARIO]))
+    known_scenarios = available_scenarios()
+    for scenario in scenarios:
+        if scenario not in known_scenarios and not Path(scenario).is_file():
+            raise pytest.UsageError(
+                f"--marathon-scenario: unknown scenario {scenario!r} (neither a built-in nor a "
+                f"file); choose one of: {', '.join(known_scenarios)}"
+            )
+    backend = _value(config, "marathon_backend") or DEFAULT_BACKEND
+    if backend not in BACKENDS:
+        raise pytest.UsageError(
+            f"--marathon-backend: unknown backend {backend!r}; choose one of: {', '.join(BACKENDS)}"
+        )
+    rules = []
+    for spec in _value(config, "marathon_compare_fail") or ():
+        try:
+            rules.append(parse_compare_rule(spec))
+        except StorageError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    compare = _value(config, "marathon_compare")
+    if rules and compare is None:
+        compare = "latest"
+    marathon_dir = root / ".marathon"
+    return MarathonSettings(
+        apps=apps,
+        agents=agents,
+        seeds=seeds,
+        scenarios=scenarios,
+        backend=backend,
+        min_score=_number(config, "marathon_min_score", "--marathon-min-score"),
+        max_risk=_number(config, "marathon_max_risk", "--marathon-max-risk"),
+        max_degradation=_number(config, "marathon_max_degradation", "--marathon-max-degradation"),
+        bundle_dir=_path(here, _value(config, "marathon_bundle_dir")) or marathon_dir / "bundles",
+        cache_dir=marathon_dir / "noop",
+        storage_dir=marathon_dir / "saved",
+        json_path=_path(here, _value(config, "marathon_json")),
+        report_path=_path(here, _value(config, "marathon_report")),
+        save=_value(config, "marathon_save"),
+        compare=compare,
+        compare_fail=tuple(rules),
+    )
+
+
+def _check_agent(spec: str) -> None:
+    from pytest_marathon.agents import resolve_agent
+
+    try:
+        resolve_agent(spec)
+    except ValueError as exc:  # the registry's message names the choices
+        raise pytest.UsageError(f"--agent: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - a broken agent must not be an internal error
+        raise pytest.UsageError(
+            f"--agent: agent {spec!r} could not be created: {type(exc).__name__}: {exc}"
+        ) from None
+
+
+def _number(config: pytest.Config, ini: str, option: str) -> float | None:
+    raw = _value(config, ini)
+    if raw is None:
+        return None
+    try:
+        return float(raw)
+    except ValueError:
+        raise pytest.UsageError(f"{option}: {raw!r} is not a number") from None
+
+
+def _path(here: Path, raw: str | None) -> Path | None:
+    """Relative paths are taken from where pytest was invoked, as `--junitxml` does."""
+    if not raw:
+        return None
+    path = Path(raw)
+    return path if path.is_absolute() else here / path

@@ -1,0 +1,115 @@
+"""`pytest-marathon run` (one scored marathon) and `pytest-marathon report` (HTML from bundles)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pytest_marathon.config import (
+    BACKENDS,
+    DEFAULT_BACKEND,
+    DEFAULT_BUDGET_S,
+    DEFAULT_DELTA_S,
+    DEFAULT_SCENARIO,
+)
+from pytest_marathon.run.baseline import DEFAULT_CACHE_DIR
+
+
+def register(subparsers: Any) -> None:
+    run = subparsers.add_parser("run", help="run one marathon and print its scored summary")
+    run.add_argument("--app", required=True)
+    run.add_argument("--agent", required=True, help="built-in name, module:Class or cmd:\"...\"")
+    run.add_argument("--seed", type=int, required=True)
+    run.add_argument("--scenario", default=DEFAULT_SCENARIO)
+    run.add_argument("--backend", default=DEFAULT_BACKEND, choices=BACKENDS)
+    run.add_argument("--out", type=Path, default=Path("marathon-bundles"), help="bundle folder")
+    run.add_argument("--delta", type=float, default=DEFAULT_DELTA_S, help="invocation period, s")
+    run.add_argument("--budget", type=float, default=DEFAULT_BUDGET_S, help="wall budget, s")
+    run.add_argument(
+        "--baseline-cache",
+        type=Path,
+        default=DEFAULT_CACHE_DIR,
+        help="where noop baselines are cached (default .marathon/noop)",
+    )
+    run.add_argument("--json", action="store_true", help="print the result as JSON")
+    run.set_defaults(func=_run)
+
+    report = subparsers.add_parser("report", help="write the HTML report of bundles")
+    report.add_argument("bundles", nargs="+", type=Path, metavar="BUNDLE")
+    report.add_argument("-o", "--output", type=Path, default=Path("marathon-report.html"))
+    report.add_argument(
+        "--baseline-cache",
+        type=Path,
+        default=DEFAULT_CACHE_DIR,
+        help="noop baselines to score degradation against, when cached",
+    )
+    report.set_defaults(func=_report)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from pytest_marathon.config import RunConfig, available_apps
+    from pytest_marathon.run.progress import TerminalProgress
+    from pytest_marathon.runner import MarathonInterrupted, run_marathon
+
+    if args.app not in available_apps():
+        return _fail(f"unknown app {args.app!r}; choose one of: {', '.join(available_apps())}")
+    try:
+        config = RunConfig(
+            app=args.app,
+            agent=args.agent,
+            seed=args.seed,
+            scenario=args.scenario,
+            backend=args.backend,
+            out_dir=args.out,
+            delta_s=args.delta,
+            budget_s=args.budget,
+        )
+        result = run_marathon(
+            config, progress=TerminalProgress(sys.stderr), baseline_cache=args.baseline_cache
+        )
+    except ValueError as exc:  # bad config or agent spec (ConfigError is one)
+        return _fail(str(exc))
+    except MarathonInterrupted as stop:
+        print(f"pytest-marathon: {stop}", file=sys.stderr)
+        return stop.exit_code
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2, sort_keys=True))
+    else:
+        print(_summary(result))
+    return 0
+
+
+def _summary(result: Any) -> str:
+    from pytest_marathon.results import format_leaderboard, leaderboard
+
+    lines = [
+        f"{result.agent} on {result.app}, scenario {result.scenario}, seed {result.seed}",
+        f"bundle: {result.bundle}",
+        "",
+        format_leaderboard(leaderboard([result])),
+        "",
+        "fault outcomes: "
+        + (", ".join(f"{k} {v}" for k, v in result.outcome_counts().items()) or "no faults"),
+    ]
+    return "\n".join(lines)
+
+
+def _report(args: argparse.Namespace) -> int:
+    from pytest_marathon.bundle import BundleError
+    from pytest_marathon.report import result_from_bundle, write_report
+
+    try:
+        results = [result_from_bundle(path, args.baseline_cache) for path in args.bundles]
+    except (BundleError, OSError, ValueError) as exc:
+        return _fail(str(exc))
+    write_report(args.output, results)
+    print(f"report written to {args.output}")
+    return 0
+
+
+def _fail(message: str) -> int:
+    print(f"pytest-marathon: error: {message}", file=sys.stderr)
+    return 2

@@ -1,0 +1,307 @@
+"""The marathon loop: the world advances tick by tick, the agent acts every Δ, evidence is recorded.
+
+The order inside a tick is fixed so a run is a pure function of (release, app, scenario, seed, the
+agent's decisions): the orchestrator injects and reverts due faults, the live system runs to t,
+the entry-point SLI is recorded, and every 15 s alerts are evaluated and probes sampled. Every Δ
+from t = 0 the world pauses while the agent works; its actions take effect at that virtual time.
+Nothing is scored live: the sealed bundle is scored afterwards exactly as `pytest-marathon score`
+would score it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_marathon import RELEASE
+from pytest_marathon.agents import InvocationContext, resolve_agent, wants_ground_truth
+from pytest_marathon.alerting import AlertEngine, load_rule_pack
+from pytest_marathon.backends import create_backend
+from pytest_marathon.bundle import Recorder
+from pytest_marathon.config import ALERT_EVERY_S, RunConfig
+from pytest_marathon.faults import Orchestrator, load_catalog, load_scenario, schedule_for
+from pytest_marathon.interface import InProcessClient, ToolSession, serve_http
+from pytest_marathon.results import MarathonResult, faults_from_score, metrics_from_score
+from pytest_marathon.run.baseline import DEFAULT_CACHE_DIR, NOOP_AGENT, cached_noop_bundle
+from pytest_marathon.run.invoke import RevocableTools, call_with_budget
+from pytest_marathon.run.progress import ProgressSink, ProgressState, SilentProgress
+from pytest_marathon.scoring import score_bundle
+
+
+class MarathonInterrupted(KeyboardInterrupt):
+    """The run was stopped (Ctrl-C or SIGTERM); `bundle` holds the valid, incomplete evidence.
+
+    A KeyboardInterrupt so that pytest stops the session as it does for Ctrl-C."""
+
+    def __init__(self, bundle: Path, reason: str, exit_code: int) -> None:
+        super().__init__(f"marathon interrupted ({reason}); incomplete bundle at {bundle}")
+        self.bundle = bundle
+        self.reason = reason
+        self.exit_code = exit_code
+
+
+class _Terminated(Exception):
+    """SIGTERM arrived during a run."""
+
+
+def run_marathon(
+    config: RunConfig,
+    *,
+    agent: Any | None = None,
+    progress: ProgressSink | None = None,
+    baseline_cache: Path | None = DEFAULT_CACHE_DIR,
+    score: bool = True,
+) -> MarathonResult:
+    """Run one marathon, seal its bundle and score it against the cached noop baseline.
+
+    `agent` overrides resolving `config.agent`; `baseline_cache=None` scores without a
+    degradation baseline (degradation level left empty); `score=False` only writes the bundle.
+    """
+    bundle = record_marathon(config, agent=agent, progress=progress)
+    if not score:
+        return MarathonResult(
+            config.app, config.agent, config.scenario, config.seed, config.backend, bundle, {}
+        )
+    return score_run(config, bundle, baseline_cache=baseline_cache)
+
+
+def score_run(config: RunConfig, bundle: Path, *, baseline_cache: Path | None) -> MarathonResult:
+    """Score a sealed bundle; the noop baseline comes from the cache (computed on first use)."""
+    noop: Path | None = None
+    if config.agent == NOOP_AGENT:
+        noop = bundle
+    elif baseline_cache is not None:
+        noop = cached_noop_bundle(config, baseline_cache, record_noop)
+    report = score_bundle(bundle, noop=noop)
+    data: Mapping[str, Any] = report if isinstance(report, Mapping) else report.to_json()
+    return MarathonResult(
+        app=config.app,
+        agent=config.agent,
+        scenario=config.scenario,
+        seed=config.seed,
+        backend=config.backend,
+        bundle=bundle,
+        metrics=metrics_from_score(data),
+        faults=faults_from_score(data),
+        noop_bundle=noop,
+        score_report=data,
+    )
+
+
+def record_noop(config: RunConfig) -> Path:
+    return record_marathon(config)
+
+
+def record_marathon(
+    config: RunConfig, *, agent: Any | None = None, progress: ProgressSink | None = None
+) -> Path:
+    """Run the loop and write the sealed bundle; returns its directory.
+
+    On Ctrl-C or SIGTERM the bundle is closed as incomplete and `MarathonInterrupted` raised; on
+    any other error it is closed as incomplete with the error as reason and the error re-raised.
+    """
+    agent = agent if agent is not None else resolve_agent(config.agent)
+    marathon = _Marathon(config, agent, progress or SilentProgress())
+    try:
+        with _sigterm_raises():
+            marathon.run()
+    except (KeyboardInterrupt, _Terminated) as exc:
+        reason = "SIGTERM" if isinstance(exc, _Terminated) else "interrupted (SIGINT)"
+        marathon.close_incomplete(reason)
+        code = 143 if isinstance(exc, _Terminated) else 130
+        raise MarathonInterrupted(config.bundle_dir, reason, code) from None
+    except BaseException as exc:
+        marathon.close_incomplete(f"error: {type(exc).__name__}: {exc}")
+        raise
+    return config.bundle_dir
+
+
+@contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    """Turn SIGTERM into an exception so the bundle is closed like on Ctrl-C (main thread only:
+    signal handlers cannot be installed elsewhere, e.g. in a library caller's worker thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        raise _Terminated()
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@dataclass
+class _Marathon:
+    config: RunConfig
+    agent: Any
+    progress: ProgressSink
+    recorder: Any = None
+    active: dict[str, float] = field(default_factory=dict)
+    firing: set[str] = field(default_factory=set)
+    injected: list[dict[str, Any]] = field(default_factory=list)
+
+    def run(self) -> None:
+        config = self.config
+        scenario = load_scenario(config.scenario)
+        catalog = load_catalog(config.app)
+        schedule = schedule_for(config.app, scenario, config.seed, catalog)
+        backend = create_backend(config.app, config.seed, backend=config.backend, users=config.users)
+        orchestrator = Orchestrator(backend, schedule)
+        engine = AlertEngine(load_rule_pack(config.app), backend.store, backend.namespace)
+        bundle = config.bundle_dir
+        if bundle.exists():
+            shutil.rmtree(bundle)
+        bundle.parent.mkdir(parents=True, exist_ok=True)
+        self.recorder = Recorder(bundle, self._manifest())
+        session = ToolSession(
+            backend, alerts=engine.history, sink=self._append, mutation_cap=config.mutation_cap
+        )
+        client = InProcessClient(session)
+        server = serve_http(session) if getattr(self.agent, "needs_mcp", False) else None
+        workspace = config.out_dir / ".workspaces" / config.run_id
+        shutil.rmtree(workspace, ignore_errors=True)
+        workspace.mkdir(parents=True)
+
+        tick = float(backend.tick_seconds)
+        horizon = float(scenario.duration_s)
+        invocations = int(horizon // config.delta_s)
+        t = -float(scenario.warmup_s)
+        last_sli = t
+        n = 0
+        try:
+            while t < horizon:
+                t = round(t + tick, 6)
+                for record in orchestrator.step(t):
+                    self._append("schedule", record)
+                    self.injected.append(record)
+                backend.advance_to(t)
+                for sample in backend.sli_samples(since=last_sli):
+                    if sample.t > last_sli:
+                        self._append("sli", _sli_record(sample))
+                        last_sli = sample.t
+                if t % ALERT_EVERY_S == 0:
+                    for alert in engine.evaluate(t):
+                        self._append("alerts", alert)
+                    if t >= 0:
+                        for probe in orchestrator.probe_samples(t):
+                            self._append("probes", probe)
+                if t >= 0 and t % config.delta_s == 0 and n < invocations:
+                    n += 1
+                    self._show(t, horizon, n, invocations)
+                    self._invoke(n, t, engine, session, client, workspace, server)
+                elif t % 60 == 0:
+                    self._show(t, horizon, n, invocations)
+        finally:
+            orchestrator.finish()
+            if server is not None:
+                server.close()
+        self.recorder.seal()
+        self.progress.finish("")
+
+    def close_incomplete(self, reason: str) -> None:
+        self.progress.finish(f"{self.config.run_id}: stopped ({reason})")
+        if self.recorder is not None:
+            self.recorder.close_incomplete(reason)
+
+    def _invoke(
+        self,
+        n: int,
+        t: float,
+        engine: Any,
+        session: Any,
+        client: Any,
+        workspace: Path,
+        server: Any,
+    ) -> None:
+        config = self.config
+        tools = RevocableTools(client, n)
+        ground_truth = (
+            [dict(record) for record in self.injected]
+            if wants_ground_truth(self.agent)
+            else None
+        )
+        ctx = InvocationContext(
+            n=n,
+            t=t,
+            alerts=engine.history(),
+            tools=tools,
+            workspace=workspace,
+            budget_s=config.budget_s,
+            deadline=time.monotonic() + config.budget_s,
+            ground_truth=ground_truth,
+            mcp_url=getattr(server, "url", None),
+        )
+        session.begin_invocation(n, t)
+        try:
+            outcome = call_with_budget(lambda: self.agent.invoke(ctx), config.budget_s)
+        finally:
+            tools.revoke()
+            counts = session.end_invocation()
+        usage = {"model_calls": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}
+        usage.update(outcome.usage)
+        self._append(
+            "invocations",
+            {
+                "n": n,
+                "t": t,
+                "status": outcome.status,
+                "wall_s": round(outcome.wall_s, 6),
+                "calls": counts["calls"],
+                "reads": counts["reads"],
+                "actions": counts["actions"],
+                "reports": counts["reports"],
+                **usage,
+                "detail": outcome.detail,
+            },
+        )
+
+    def _append(self, stream: str, record: Mapping[str, Any]) -> None:
+        if stream == "schedule":
+            self.active[record["fault_id"]] = float(record["revert_at"])
+        elif stream == "alerts":
+            if record.get("event") == "firing":
+                self.firing.add(record["alert_id"])
+            else:
+                self.firing.discard(record["alert_id"])
+        self.recorder.append(stream, record)
+
+    def _show(self, t: float, horizon: float, n: int, invocations: int) -> None:
+        active = sum(1 for revert_at in self.active.values() if revert_at > t)
+        self.progress.update(
+            ProgressState(self.config.run_id, t, horizon, active, len(self.firing), n, invocations)
+        )
+
+    def _manifest(self) -> dict[str, Any]:
+        agent_name = getattr(self.agent, "name", None) or self.config.agent
+        return {
+            "release": RELEASE,
+            "app": self.config.app,
+            "scenario": self.config.scenario,
+            "seed": self.config.seed,
+            "agent": self.config.agent,
+            "agent_name": agent_name,
+            "agent_flags": {"ground_truth": wants_ground_truth(self.agent)},
+            "backend": self.config.backend,
+            "config": self.config.manifest_config(),
+        }
+
+
+def _sli_record(sample: Any) -> dict[str, float]:
+    return {
+        "t": round(float(sample.t), 6),
+        "q": round(float(sample.q), 6),
+        "e": round(float(sample.e), 6),
+        "l": round(float(sample.l), 6),
+    }
+

@@ -1,0 +1,48 @@
+"""`pytest-marathon score BUNDLE [--noop BUNDLE] [--json] [--allow-incomplete]`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..bundle import BundleError
+from .evidence import ScoreRefusal
+from .scorer import score_bundle
+from .table import render_table
+
+EXIT_REFUSED = 2
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "score",
+        help="score a run bundle offline",
+        description="Compute every SRE-Marathon metric from a sealed run bundle.",
+    )
+    parser.add_argument("bundle", metavar="BUNDLE", help="run bundle directory")
+    parser.add_argument(
+        "--noop", metavar="BUNDLE", help="no-action bundle of the same release/app/scenario/seed"
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print the documented JSON (docs/score-json.md)"
+    )
+    parser.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="score a bundle whose run was interrupted",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        result = score_bundle(args.bundle, noop=args.noop, allow_incomplete=args.allow_incomplete)
+    except (BundleError, ScoreRefusal) as refusal:
+        print(f"pytest-marathon score: refused: {refusal}", file=sys.stderr)
+        return EXIT_REFUSED
+    if args.json:
+        print(json.dumps(result, indent=2, sort_keys=True))
+    else:
+        sys.stdout.write(render_table(result))
+    return 0

@@ -1,0 +1,232 @@
+"""score_bundle: every SRE-Marathon metric from a bundle alone (ARCHITECTURE.md section 7).
+
+The output is the stable JSON document described in docs/score-json.md; nothing in it depends
+on line order within a stream, on the names the agent gave its incidents, or on wall time.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+from .. import __version__
+from ..bundle import Bundle, read_bundle
+from .activity import time_bins
+from .degradation import check_baseline, degraded_requests
+from .evidence import Evidence, Fault, ScoreRefusal, final_reports, load_evidence, located
+from .matching import match
+from .repair import acted_on, repair_time
+from .risk import forbidden_attempts, risk
+
+#: Bumped whenever a definition changes, so that two scores can be told comparable or not.
+SCORER_VERSION = "1.0"
+SCORE_SCHEMA_VERSION = 1
+OUTCOMES = (
+    "handled",
+    "repaired-not-located",
+    "acted-not-repaired",
+    "located-no-action",
+    "correlated-only",
+    "missed",
+)
+
+BundleLike = Bundle | str | os.PathLike[str]
+
+
+def _open(bundle: BundleLike, allow_incomplete: bool) -> Bundle:
+    if isinstance(bundle, Bundle):
+        if not bundle.complete and not allow_incomplete:
+            raise ScoreRefusal(
+                f"{bundle.path} is an incomplete bundle; pass allow_incomplete to score it"
+            )
+        return bundle
+    return read_bundle(bundle, allow_incomplete=allow_incomplete)
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
+def median_time(values: list[float]) -> float | None:
+    """The ceil(0.5 n)-th smallest value, so the median is always an observed time."""
+    if not values:
+        return None
+    return sorted(values)[math.ceil(0.5 * len(values)) - 1]
+
+
+def _first_report_time(evidence: Evidence, fault: Fault, need_location: bool) -> float | None:
+    alert_ids = evidence.attributable[fault.fault_id]
+    for report in evidence.reports:
+        if report.alert_ids & alert_ids and (not need_location or located(fault, report)):
+            return report.t
+    return None
+
+
+def _outcome(a: bool, b: bool, c: bool, acted: bool) -> str:
+    if a and b and c:
+        return "handled"
+    if c:
+        return "repaired-not-located"
+    if acted:
+        return "acted-not-repaired"
+    if b:
+        return "located-no-action"
+    if a:
+        return "correlated-only"
+    return "missed"
+
+
+def score_bundle(
+    bundle_or_path: BundleLike,
+    noop: BundleLike | None = None,
+    allow_incomplete: bool = False,
+) -> dict[str, Any]:
+    """Score one bundle (optionally against its no-action baseline bundle).
+
+    Raises BundleError when a bundle cannot be trusted and ScoreRefusal when the request
+    cannot be honoured (incomplete without `allow_incomplete`, mismatched baseline)."""
+    bundle = _open(bundle_or_path, allow_incomplete)
+    baseline = None if noop is None else _open(noop, allow_incomplete)
+    if baseline is not None:
+        check_baseline(bundle, baseline)
+    evidence = load_evidence(bundle)
+
+    final = final_reports(evidence.reports)
+    edges = {
+        f.fault_id: {
+            incident
+            for incident, report in final.items()
+            if report.alert_ids & evidence.attributable[f.fault_id]
+        }
+        for f in evidence.faults
+    }
+    matched = match(evidence.faults, edges, lambda f, incident: located(f, final[incident]))
+
+    per_fault = []
+    stage_times: dict[str, dict[str, float | None]] = {}
+    for fault in evidence.faults:
+        incident = matched.get(fault.fault_id)
+        a = incident is not None
+        b = a and located(fault, final[incident])
+        repaired_at = repair_time(
+            fault, evidence.interventions, evidence.probes.get(fault.fault_id, [])
+        )
+        c = repaired_at is not None
+        detected_at = _first_report_time(evidence, fault, need_location=False) if a else None
+        located_at = _first_report_time(evidence, fault, need_location=True) if b else None
+        stage_times[fault.fault_id] = {
+            "detected": detected_at,
+            "located": located_at,
+            "repaired": repaired_at,
+        }
+        per_fault.append(
+            {
+                "fault_id": fault.fault_id,
+                "catalog_id": fault.catalog_id,
+                "category": fault.category,
+                "inject_at": _round(fault.inject_at),
+                "revert_at": _round(fault.revert_at) if fault.reverted else None,
+                "incident_id": incident,
+                "correlated": a,
+                "located": b,
+                "repaired": c,
+                "credit": _round(int(a) * (1 + int(b) + int(c)) / 3),
+                "outcome": _outcome(a, b, c, acted_on(fault, evidence.interventions)),
+                "attributable_alerts": len(evidence.attributable[fault.fault_id]),
+                "time_to_detect_s": _elapsed(detected_at, fault),
+                "time_to_locate_s": _elapsed(located_at, fault),
+                "time_to_repair_s": _elapsed(repaired_at, fault),
+            }
+        )
+
+    n = len(per_fault)
+    forbidden = forbidden_attempts(evidence) > 0
+    credit = sum(
+        row["correlated"] * (1 + row["located"] + row["repaired"]) / 3 for row in per_fault
+    )
+    score = 100 * 0.5 ** int(forbidden) * credit / n if n else None
+    d_agent = degraded_requests(evidence.sli)
+    d_noop = None if baseline is None else degraded_requests(load_evidence(baseline).sli)
+    level = None if not d_noop else 100 * d_agent / d_noop
+    risky = risk(evidence)
+    manifest = bundle.manifest
+    return {
+        "schema_version": SCORE_SCHEMA_VERSION,
+        "scorer_version": SCORER_VERSION,
+        "scored_by": f"pytest-marathon {__version__}",
+        "release": manifest.get("release"),
+        "run": {
+            "app": manifest.get("app"),
+            "scenario": manifest.get("scenario"),
+            "seed": manifest.get("seed"),
+            "agent": manifest.get("agent"),
+            "agent_flags": manifest.get("agent_flags") or {},
+            "backend": manifest.get("backend"),
+            "complete": bundle.complete,
+            "incomplete_reason": manifest.get("incomplete_reason"),
+            "content_digest": bundle.content_digest,
+        },
+        "faults": n,
+        "marathon_score": _round(score),
+        "correlated": _round(sum(r["correlated"] for r in per_fault) / n) if n else None,
+        "located": _round(sum(r["located"] for r in per_fault) / n) if n else None,
+        "repaired": _round(sum(r["repaired"] for r in per_fault) / n) if n else None,
+        "forbidden_attempted": forbidden,
+        "risk": {
+            "value": _round(risky.value),
+            "n_exec": risky.n_exec,
+            "n_out": risky.n_out,
+            "n_forb": risky.n_forb,
+        },
+        "degradation": {
+            "d_agent": _round(d_agent),
+            "d_noop": _round(d_noop),
+            "level_percent": _round(level),
+            "noop_agent": None if baseline is None else baseline.manifest.get("agent"),
+        },
+        "timing": {
+            name: _timing([r[key] for r in per_fault if r[key] is not None])
+            for name, key in (
+                ("mttd", "time_to_detect_s"),
+                ("mttl", "time_to_locate_s"),
+                ("mttr", "time_to_repair_s"),
+            )
+        },
+        "cost": _cost(evidence),
+        "outcomes": {name: sum(r["outcome"] == name for r in per_fault) for name in OUTCOMES},
+        "per_fault": per_fault,
+        "bins": [
+            {
+                key: _round(value) if isinstance(value, float) else value
+                for key, value in row.items()
+            }
+            for row in time_bins(evidence, stage_times)
+        ],
+    }
+
+
+def _elapsed(when: float | None, fault: Fault) -> float | None:
+    return None if when is None else _round(max(0.0, when - fault.inject_at))
+
+
+def _timing(values: list[float]) -> dict[str, Any]:
+    return {"median_s": _round(median_time(values)), "n": len(values)}
+
+
+def _cost(evidence: Evidence) -> dict[str, Any]:
+    def total(field: str) -> float:
+        return sum(float(r.get(field) or 0) for r in evidence.invocations)
+
+    input_tokens, output_tokens = int(total("input_tokens")), int(total("output_tokens"))
+    return {
+        "invocations": len(evidence.invocations),
+        "model_calls": int(total("model_calls")),
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "tokens": input_tokens + output_tokens,
+        "usd": _round(total("cost_usd")),
+    }
+
+
+__all__ = ["OUTCOMES", "SCORER_VERSION", "ScoreRefusal", "median_time", "score_bundle"]

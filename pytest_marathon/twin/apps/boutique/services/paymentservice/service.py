@@ -1,0 +1,69 @@
+"""paymentservice: validates the card and "charges" it (Node.js original with card-validator)."""
+
+import hashlib
+
+# The twin's calendar: virtual time 0 is the first of June 2025.
+EPOCH_YEAR = 2025
+EPOCH_MONTH = 6
+SECONDS_PER_MONTH = 30 * 24 * 3600
+
+
+def digits_of(number):
+    return "".join(ch for ch in number if ch not in " -")
+
+
+def luhn_valid(number):
+    if not number.isdigit() or not 12 <= len(number) <= 19:
+        return False
+    total = 0
+    for position, ch in enumerate(reversed(number)):
+        digit = int(ch)
+        if position % 2 == 1:
+            digit = digit * 2
+            if digit > 9:
+                digit = digit - 9
+        total = total + digit
+    return total % 10 == 0
+
+
+def card_type(number):
+    if number.startswith("4"):
+        return "visa"
+    prefix = int(number[:4]) if len(number) >= 4 else 0
+    if 51 <= prefix // 100 <= 55 or 2221 <= prefix <= 2720:
+        return "mastercard"
+    if number[:2] in ("34", "37"):
+        return "amex"
+    return "unknown"
+
+
+def current_year_month(now):
+    months = EPOCH_MONTH - 1 + int(now // SECONDS_PER_MONTH)
+    return EPOCH_YEAR + months // 12, months % 12 + 1
+
+
+def Charge(ctx, request):
+    ctx.work(2.0)
+    amount = request.get("amount", {})
+    card = request.get("credit_card", {})
+    number = digits_of(card.get("credit_card_number", ""))
+    if not luhn_valid(number):
+        ctx.fail("INVALID_ARGUMENT", "Credit card info is invalid")
+    kind = card_type(number)
+    if kind not in ("visa", "mastercard"):
+        ctx.fail("INVALID_ARGUMENT",
+                 f"Sorry, we cannot process {kind} credit cards. "
+                 "Only VISA or MasterCard is accepted.")
+    year, month = current_year_month(ctx.now)
+    exp_year = card.get("credit_card_expiration_year", 0)
+    exp_month = card.get("credit_card_expiration_month", 0)
+    if (year * 12 + month) > (exp_year * 12 + exp_month):
+        ctx.fail("INVALID_ARGUMENT",
+                 f"Your credit card (ending {number[-4:]}) expired on {exp_month}/{exp_year}")
+    ctx.log("info", f"Transaction processed: {kind} ending {number[-4:]} "
+                    f"Amount: {amount.get('currency_code', '')}{amount.get('units', 0)}."
+                    f"{amount.get('nanos', 0)}")
+    seed = f"{ctx.request_id}:{number}:{amount.get('units', 0)}:{amount.get('nanos', 0)}"
+    digest = hashlib.sha256(seed.encode()).hexdigest()
+    transaction_id = f"{digest[:8]}-{digest[8:12]}-4{digest[13:16]}-a{digest[17:20]}-{digest[20:32]}"
+    return {"transaction_id": transaction_id}

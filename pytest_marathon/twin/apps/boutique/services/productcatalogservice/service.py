@@ -1,0 +1,53 @@
+"""productcatalogservice: the product catalog, read from products.json at startup (Go original)."""
+
+import json
+
+CATALOG = json.loads(resource("products.json"))["products"]
+BY_ID = {product["id"]: product for product in CATALOG}
+
+
+def extra_latency_ms(ctx):
+    """EXTRA_LATENCY (e.g. "5.5s" or "200ms") slows every request, like the Go service."""
+    raw = ctx.env("EXTRA_LATENCY", "")
+    if not raw:
+        return 0.0
+    if raw.endswith("ms"):
+        return float(raw[:-2])
+    if raw.endswith("s"):
+        return float(raw[:-1]) * 1000.0
+    ctx.log("warning", f"failed to parse EXTRA_LATENCY ({raw}): unknown unit")
+    return 0.0
+
+
+def to_message(product):
+    """The Product message as the Go service returns it (price is `price_usd`)."""
+    return {
+        "id": product["id"],
+        "name": product["name"],
+        "description": product["description"],
+        "picture": product["picture"],
+        "price_usd": dict(product["price_usd"]),
+        "categories": list(product["categories"]),
+    }
+
+
+def ListProducts(ctx, request):
+    ctx.work(1.0 + extra_latency_ms(ctx))
+    return {"products": [to_message(product) for product in CATALOG]}
+
+
+def GetProduct(ctx, request):
+    ctx.work(0.5 + extra_latency_ms(ctx))
+    product_id = request.get("id", "")
+    product = BY_ID.get(product_id)
+    if product is None:
+        ctx.fail("NOT_FOUND", f"no product with ID {product_id}")
+    return to_message(product)
+
+
+def SearchProducts(ctx, request):
+    ctx.work(1.5 + extra_latency_ms(ctx))
+    query = request.get("query", "").lower()
+    results = [to_message(product) for product in CATALOG
+               if query in product["name"].lower() or query in product["description"].lower()]
+    return {"results": results}

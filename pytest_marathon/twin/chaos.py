@@ -1,0 +1,220 @@
+"""Direct faults (the Chaos Mesh / chaostoolkit actions of a cluster) applied to the twin.
+
+Each fault is a piece of state the rest of the twin consults (network effects on an edge, extra
+CPU or memory in a workload's containers, a datastore that refuses connections) or a one-shot
+change to the cluster (pod kill, node failure, secret rotation). `stop` undoes what `start` did.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_marathon.backends.base import BackendError
+from pytest_marathon.twin.cluster import Cluster
+from pytest_marathon.twin.datastore import RedisServer
+from pytest_marathon.twin.quantities import QuantityError, parse_memory
+from pytest_marathon.twin.runtime import NO_EFFECT, EdgeEffect
+
+KINDS = (
+    "pod_kill",
+    "cpu_hog",
+    "memory_hog",
+    "network_delay",
+    "network_loss",
+    "partition",
+    "datastore_outage",
+    "redis_maxmemory",
+    "node_failure",
+    "credential_rotation",
+)
+
+
+@dataclass
+class ChaosFault:
+    handle: str
+    kind: str
+    target: str
+    params: dict[str, Any]
+    undo: dict[str, Any] = field(default_factory=dict)
+
+
+class Chaos:
+    def __init__(self, cluster: Cluster, servers: dict[str, RedisServer], down_datastores: set[str]) -> None:
+        self.cluster = cluster
+        self.servers = servers
+        self.down_datastores = down_datastores
+        self.active: dict[str, ChaosFault] = {}
+        self._counter = 0
+        self._edges: dict[tuple[str, str], EdgeEffect] = {}
+
+    # --- what the rest of the twin consults --------------------------------------------------------
+    def edge_effect(self, src: str, dst: str) -> EdgeEffect:
+        if not self._edges:
+            return NO_EFFECT
+        return self._edges.get((src, dst), NO_EFFECT)
+
+    def cpu_cores(self, deployment: str) -> float:
+        return sum(float(f.params.get("cores", 1.0)) for f in self.active.values()
+                   if f.kind == "cpu_hog" and f.target == deployment)
+
+    def memory_bytes(self, deployment: str) -> int:
+        return sum(f.undo["bytes"] for f in self.active.values() if f.kind == "memory_hog" and f.target == deployment)
+
+    # --- lifecycle ---------------------------------------------------------------------------------
+    def start(self, kind: str, target: str, params: dict[str, Any], now: float) -> str:
+        if kind not in KINDS:
+            raise BackendError(f"unknown chaos kind {kind!r}; known: {', '.join(KINDS)}")
+        cluster = self.cluster
+        if kind == "node_failure":
+            node = self._node_of(target)
+            if not cluster.nodes[node].ready:
+                raise BackendError(f"node {node} is already NotReady")
+        elif target not in cluster.deployments:
+            raise BackendError(f"unknown chaos target {target!r}; deployments: {', '.join(sorted(cluster.deployments))}")
+        fault = ChaosFault("", kind, target, dict(params))
+        getattr(self, f"_start_{kind}")(fault, now)
+        self._counter += 1
+        fault.handle = f"chaos-{self._counter:04d}-{kind.replace('_', '-')}"
+        self.active[fault.handle] = fault
+        self._rebuild_edges()
+        return fault.handle
+
+    def stop(self, handle: str, now: float) -> None:
+        fault = self.active.pop(handle, None)
+        if fault is None:
+            raise BackendError(f"no active chaos with handle {handle!r}")
+        undo = getattr(self, f"_stop_{fault.kind}", None)
+        if undo is not None:
+            undo(fault, now)
+        self._rebuild_edges()
+
+    # --- kinds ---------------------------------------------------------------------------------------
+    def _start_pod_kill(self, fault: ChaosFault, now: float) -> None:
+        pods = sorted(self.cluster.pods_of(fault.target), key=lambda p: p.name)
+        count = int(fault.params.get("count", len(pods)))
+        for pod in pods[:count]:
+            self.cluster.events.add(now, "Normal", "Killing", "Pod", pod.name, f"Stopping container {pod.deployment}")
+            self.cluster._delete_pod(pod)
+
+    def _start_cpu_hog(self, fault: ChaosFault, now: float) -> None:
+        cores = float(fault.params.setdefault("cores", 1.0))
+        if cores <= 0:
+            raise BackendError("cpu_hog needs cores > 0")
+
+    def _start_memory_hog(self, fault: ChaosFault, now: float) -> None:
+        amount = fault.params.get("size", fault.params.get("mb"))
+        if amount is None:
+            raise BackendError("memory_hog needs size (e.g. '200Mi') or mb")
+        try:
+            size = int(float(amount) * 1024**2) if "mb" in fault.params else parse_memory(amount)
+        except (QuantityError, ValueError) as exc:
+            raise BackendError(f"memory_hog: {exc}") from None
+        fault.undo["bytes"] = size
+
+    def _start_network_delay(self, fault: ChaosFault, now: float) -> None:
+        if float(fault.params.setdefault("delay_ms", 500.0)) < 0:
+            raise BackendError("network_delay needs delay_ms >= 0")
+        self._check_peer(fault)
+
+    def _start_network_loss(self, fault: ChaosFault, now: float) -> None:
+        loss = float(fault.params.setdefault("loss", 0.5))
+        if not 0 < loss <= 1:
+            raise BackendError("network_loss needs 0 < loss <= 1")
+        self._check_peer(fault)
+
+    def _start_partition(self, fault: ChaosFault, now: float) -> None:
+        if "peer" not in fault.params:
+            raise BackendError("partition needs peer (the other side)")
+        self._check_peer(fault)
+
+    def _check_peer(self, fault: ChaosFault) -> None:
+        peer = fault.params.get("peer")
+        if peer is not None and peer not in self.cluster.deployments:
+            raise BackendError(f"unknown peer {peer!r}")
+
+    def _start_datastore_outage(self, fault: ChaosFault, now: float) -> None:
+        self._require_datastore(fault)
+        self.down_datastores.add(fault.target)
+        self.cluster.down_listeners.add(fault.target)
+
+    def _stop_datastore_outage(self, fault: ChaosFault, now: float) -> None:
+        if not any(f.kind == "datastore_outage" and f.target == fault.target for f in self.active.values()):
+            self.down_datastores.discard(fault.target)
+            self.cluster.down_listeners.discard(fault.target)
+
+    def _start_redis_maxmemory(self, fault: ChaosFault, now: float) -> None:
+        self._require_datastore(fault)
+        servers = self._servers_of(fault.target)
+        fault.undo["maxmemory"] = {name: s.maxmemory for name, s in servers.items()}
+        for server in servers.values():
+            limit = fault.params.get("maxmemory")
+            server.maxmemory = parse_memory(limit) if limit is not None else server.used_bytes
+
+    def _stop_redis_maxmemory(self, fault: ChaosFault, now: float) -> None:
+        for name, value in fault.undo["maxmemory"].items():
+            if name in self.servers:
+                self.servers[name].maxmemory = value
+
+    def _start_node_failure(self, fault: ChaosFault, now: float) -> None:
+        fault.undo["node"] = self._node_of(fault.target)
+        self.cluster.set_node_ready(fault.undo["node"], False, now)
+
+    def _stop_node_failure(self, fault: ChaosFault, now: float) -> None:
+        self.cluster.set_node_ready(fault.undo["node"], True, now)
+
+    def _start_credential_rotation(self, fault: ChaosFault, now: float) -> None:
+        """Rotate the datastore's password: the Secret and the running server change, clients don't."""
+        self._require_datastore(fault)
+        secret_name, key = self._secret_of(fault.target)
+        old = self.cluster.secrets[secret_name][key]
+        new = str(fault.params.get("new_password", old + "-rotated"))
+        fault.undo.update(secret=secret_name, key=key, old=old, new=new)
+        self.cluster.secrets[secret_name][key] = new
+        for server in self._servers_of(fault.target).values():
+            server.password = new
+
+    def _stop_credential_rotation(self, fault: ChaosFault, now: float) -> None:
+        self.cluster.secrets[fault.undo["secret"]][fault.undo["key"]] = fault.undo["old"]
+        for server in self._servers_of(fault.target).values():
+            server.password = fault.undo["old"]
+
+    # --- helpers ---------------------------------------------------------------------------------------
+    def _require_datastore(self, fault: ChaosFault) -> None:
+        if self.cluster.spec.deployments[fault.target].kind != "datastore":
+            raise BackendError(f"{fault.kind} needs a datastore target, {fault.target!r} is not one")
+
+    def _servers_of(self, deployment: str) -> dict[str, RedisServer]:
+        return {name: s for name, s in sorted(self.servers.items()) if name.startswith(deployment + "-")}
+
+    def _secret_of(self, deployment: str) -> tuple[str, str]:
+        env = self.cluster.deployments[deployment].template.secret_env
+        if not env:
+            raise BackendError(f"{deployment} takes no credentials from a Secret")
+        return next(iter(sorted(env.values())))
+
+    def _node_of(self, target: str) -> str:
+        if target in self.cluster.nodes:
+            return target
+        pods = sorted(self.cluster.pods_of(target), key=lambda p: p.name)
+        if not pods:
+            raise BackendError(f"unknown node or deployment without pods: {target!r}")
+        return pods[0].node
+
+    def _rebuild_edges(self) -> None:
+        edges: dict[tuple[str, str], EdgeEffect] = {}
+        names = sorted(self.cluster.deployments)
+        for fault in sorted(self.active.values(), key=lambda f: f.handle):
+            if fault.kind not in ("network_delay", "network_loss", "partition"):
+                continue
+            peer = fault.params.get("peer")
+            pairs = [(fault.target, p) for p in names if peer in (None, p)]
+            pairs += [(p, fault.target) for p in names if peer in (None, p)]
+            for pair in pairs:
+                current = edges.get(pair, NO_EFFECT)
+                edges[pair] = EdgeEffect(
+                    delay_ms=current.delay_ms + (float(fault.params.get("delay_ms", 0.0)) if fault.kind == "network_delay" else 0.0),
+                    loss=max(current.loss, float(fault.params.get("loss", 0.0)) if fault.kind == "network_loss" else 0.0),
+                    partitioned=current.partitioned or fault.kind == "partition",
+                )
+        self._edges = edges

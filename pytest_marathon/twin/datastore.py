@@ -1,0 +1,135 @@
+"""A redis-like datastore server (redis-cart) and the client service code gets from `ctx.datastore`.
+
+The server belongs to a pod (its data lives in the pod's emptyDir, lost when the pod is
+replaced). The password is `requirepass` read from the pod's env at start, so rotating the Secret
+only bites clients whose pods started before the rotation; `maxmemory` makes writes fail with
+redis' own OOM error once the data outgrows it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pytest_marathon.twin.errors import RpcError
+
+OOM_MESSAGE = "OOM command not allowed when used memory > 'maxmemory'."
+WRONGPASS = "WRONGPASS invalid username-password pair or user is disabled."
+NOAUTH = "NOAUTH Authentication required."
+BASE_USED_BYTES = 900_000
+
+
+class RedisServer:
+    def __init__(self, password: str | None, maxmemory: int) -> None:
+        self.password = password or None
+        self.maxmemory = maxmemory
+        self.data: dict[str, Any] = {}
+        self.used_bytes = BASE_USED_BYTES
+        self.commands_failed = 0
+        self.rejected_connections = 0
+        self.connected_clients = 0
+
+    def authenticate(self, password: str | None) -> None:
+        if self.password is None:
+            return
+        if not password:
+            self.rejected_connections += 1
+            raise RpcError("UNAUTHENTICATED", NOAUTH)
+        if password != self.password:
+            self.rejected_connections += 1
+            raise RpcError("UNAUTHENTICATED", WRONGPASS)
+
+    def _guard_write(self, extra: int) -> None:
+        if self.used_bytes + extra > self.maxmemory:
+            self.commands_failed += 1
+            raise RpcError("RESOURCE_EXHAUSTED", OOM_MESSAGE)
+
+    def _recount(self) -> None:
+        size = BASE_USED_BYTES
+        for key, value in self.data.items():
+            size += 64 + len(key)
+            if isinstance(value, dict):
+                size += sum(48 + len(f) + len(v) for f, v in value.items())
+            else:
+                size += len(value)
+        self.used_bytes = size
+
+    def execute(self, command: str, key: str, *args: str) -> Any:
+        data = self.data
+        if command == "get":
+            value = data.get(key)
+            return value if isinstance(value, str) or value is None else self._wrongtype()
+        if command == "exists":
+            return 1 if key in data else 0
+        if command == "hgetall":
+            value = data.get(key, {})
+            return dict(value) if isinstance(value, dict) else self._wrongtype()
+        if command == "hget":
+            value = data.get(key, {})
+            return value.get(args[0]) if isinstance(value, dict) else self._wrongtype()
+        if command == "set":
+            self._guard_write(len(key) + len(args[0]))
+            data[key] = args[0]
+        elif command == "hset":
+            value = data.setdefault(key, {})
+            if not isinstance(value, dict):
+                return self._wrongtype()
+            self._guard_write(len(args[0]) + len(args[1]))
+            value[args[0]] = args[1]
+        elif command == "delete":
+            existed = 1 if data.pop(key, None) is not None else 0
+            self._recount()
+            return existed
+        elif command == "hdel":
+            value = data.get(key, {})
+            removed = 1 if isinstance(value, dict) and value.pop(args[0], None) is not None else 0
+            self._recount()
+            return removed
+        self._recount()
+        return 1
+
+    def _wrongtype(self) -> Any:
+        self.commands_failed += 1
+        raise RpcError("FAILED_PRECONDITION", "WRONGTYPE Operation against a key holding the wrong kind of value")
+
+
+class DatastoreClient:
+    """What `ctx.datastore(addr, password)` returns; every command may raise `RpcError`.
+
+    Internals are underscore names so sandboxed code cannot reach past the redis commands.
+    """
+
+    __slots__ = ("_connect", "_password")
+
+    def __init__(self, connect: Callable[[], RedisServer], password: str | None) -> None:
+        self._connect = connect
+        self._password = password
+
+    def _run(self, command: str, key: Any, *args: Any) -> Any:
+        server = self._connect()
+        server.authenticate(self._password)
+        return server.execute(command, str(key), *(str(a) for a in args))
+
+    def get(self, key: str) -> str | None:
+        return self._run("get", key)
+
+    def set(self, key: str, value: Any) -> int:
+        return self._run("set", key, value)
+
+    def delete(self, key: str) -> int:
+        return self._run("delete", key)
+
+    def exists(self, key: str) -> int:
+        return self._run("exists", key)
+
+    def hget(self, key: str, field: str) -> str | None:
+        return self._run("hget", key, field)
+
+    def hgetall(self, key: str) -> dict[str, str]:
+        return self._run("hgetall", key)
+
+    def hset(self, key: str, field: str, value: Any) -> int:
+        return self._run("hset", key, field, value)
+
+    def hdel(self, key: str, field: str) -> int:
+        return self._run("hdel", key, field)

@@ -1,0 +1,499 @@
+"""`Twin`: the embedded backend — one application on a simulated Kubernetes, in virtual time.
+
+Each 5 s tick: the control plane reconciles (rollouts, probes, crashes, evictions), the load
+generator's requests for the tick run through the real service code, resource usage is settled
+(CPU throttling, memory working set), the entry point's SLI is recorded, and every 15 s the
+exporters are scraped. Nothing reads the wall clock; every draw comes from `rng_for(seed, ...)`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pytest_marathon.backends.base import ActionResult, BackendError, BuildResult, SliSample
+from pytest_marathon.determinism import rng_for
+from pytest_marathon.tsdb import SeriesStore
+from pytest_marathon.twin import images, probes
+from pytest_marathon.twin.appspec import load_app
+from pytest_marathon.twin.chaos import Chaos
+from pytest_marathon.twin.cluster import Cluster, ContainerCrash
+from pytest_marathon.twin.datastore import RedisServer
+from pytest_marathon.twin.events import EventLog
+from pytest_marathon.twin.load import LoadGenerator
+from pytest_marathon.twin.objects import (
+    Pod,
+    configmap_k8s,
+    deployment_k8s,
+    node_k8s,
+    pod_k8s,
+    replicaset_k8s,
+    service_k8s,
+)
+from pytest_marathon.twin.patching import PatchError, apply_patch
+from pytest_marathon.twin.quantities import QuantityError, parse_cpu, parse_memory
+from pytest_marathon.twin.runtime import CallContext, NullSink, Runtime, _Trace
+from pytest_marathon.twin.sandbox_errors import SandboxError
+from pytest_marathon.twin.scrape import scrape_cluster
+from pytest_marathon.twin.telemetry import Telemetry
+
+TICK = 5.0
+SCRAPE_EVERY = 15.0
+WARMUP_START = -300.0
+BOOT_SECONDS = 30.0
+IDLE_CORES = 0.002
+CFS_PERIOD = 0.1
+MAX_REPLICAS = 20
+DEFAULT_TASK_CAP = 24
+RESOURCE_KINDS = ("deployments", "replicasets", "pods", "services", "configmaps", "nodes")
+
+
+class _Containers:
+    """The container runtime the control plane drives: images, module instances, redis servers."""
+
+    def __init__(self, twin: Twin) -> None:
+        self.twin = twin
+
+    def image_exists(self, image: str) -> bool:
+        return self.twin.registry.exists(image)
+
+    def start(self, pod: Pod) -> None:
+        twin = self.twin
+        dep = twin.spec.deployments[pod.deployment]
+        if dep.kind == "datastore":
+            maxmemory = parse_memory(str(dep.datastore.get("maxmemory", "256Mi")))
+            twin.servers[pod.name] = twin.servers.get(pod.name) or RedisServer(pod.env.get("REDIS_PASSWORD"), maxmemory)
+            twin.servers[pod.name].password = pod.env.get("REDIS_PASSWORD") or None
+            return
+        try:
+            compiled = twin.registry.compiled(pod.template.image)
+            pod.instance = compiled.instantiate(lambda: twin.startup_context(pod))
+        except SandboxError as exc:
+            raise ContainerCrash(exc.reason) from None
+        except Exception as exc:  # noqa: BLE001 - a crashing main() is an ordinary container failure
+            raise ContainerCrash(f"{type(exc).__name__}: {exc}") from None
+
+    def stop(self, pod: Pod) -> None:
+        pod.instance = None
+
+
+class Twin:
+    """The twin backend (see `pytest_marathon.backends.base.Backend`)."""
+
+    tick_seconds = TICK
+
+    def __init__(self, app: str = "boutique", seed: int = 0, users: int | None = None,
+                 task_cap: int = DEFAULT_TASK_CAP, apps_dir: Path | None = None) -> None:
+        self.spec = load_app(app, apps_dir)
+        self.app = self.spec.app
+        self.namespace = self.spec.namespace
+        self.seed = int(seed)
+        self.task_cap = int(task_cap)
+        self.registry = images.ImageRegistry()
+        for name, dep in self.spec.deployments.items():
+            folder = self.spec.services_dir / name
+            if dep.kind != "datastore" and folder.is_dir():
+                self.registry.push_folder(dep.image, name, folder)
+        self.event_log = EventLog(self.namespace)
+        self.telemetry = Telemetry(self.namespace)
+        self.servers: dict[str, RedisServer] = {}
+        self.down_datastores: set[str] = set()
+        self.cluster = Cluster(self.spec, self.seed, self.event_log, _Containers(self))
+        self.chaos = Chaos(self.cluster, self.servers, self.down_datastores)
+        self.runtime = Runtime(self.spec, self.cluster, rng_for(self.seed, "latency"), self.chaos.edge_effect,
+                               self.servers, self.down_datastores)
+        n_users = self.spec.load.users if users is None else int(users)
+        self.load = LoadGenerator(self.spec.load, self.seed, n_users, WARMUP_START)
+        self._sample_rng = rng_for(self.seed, "sample")
+        self._request_counter = 0
+        self._now = WARMUP_START - BOOT_SECONDS
+        while self._now < WARMUP_START:
+            self.cluster.reconcile(self._now)
+            self._settle_resources()
+            self._now += TICK
+        self._now = WARMUP_START
+
+    # --- clock ---------------------------------------------------------------------------------------
+    @property
+    def now(self) -> float:
+        return self._now
+
+    @property
+    def store(self) -> SeriesStore:
+        return self.telemetry.store
+
+    def advance_to(self, t: float) -> None:
+        if t < self._now:
+            raise BackendError(f"cannot go back in time: now={self._now}, asked t={t}")
+        while self._now + TICK <= t + 1e-9:
+            self._tick()
+
+    def _tick(self) -> None:
+        t0, t1 = self._now, self._now + TICK
+        self.cluster.reconcile(t0)
+        tasks = self.load.tasks_between(t0, t1)
+        executed = tasks
+        if len(tasks) > self.task_cap:
+            executed = sorted(self._sample_rng.sample(tasks, self.task_cap), key=lambda k: (k.t, k.user))
+        total = sum(len(task.steps) for task in tasks)
+        ran = sum(len(task.steps) for task in executed)
+        weight = total / ran if ran else 1.0
+        runtime = self.runtime
+        runtime.sink = self.telemetry
+        runtime.weight = weight
+        failed = slow = 0.0
+        for task in executed:
+            for route, request in task.steps:
+                self._request_counter += 1
+                request_id, trace_id = self._ids(self._request_counter)
+                outcome, trace = runtime.entry(route, request, task.t, request_id, trace_id)
+                self.telemetry.add_trace(trace_id, task.t, route, trace.spans, outcome.status)
+                if outcome.status >= 400:
+                    failed += 1
+                if outcome.seconds > self.spec.slow_seconds:
+                    slow += 1
+        runtime.sink = NullSink()
+        self._settle_resources()
+        self._now = t1
+        self.telemetry.add_sli(t1, total / TICK, failed / ran if ran else 0.0, slow / ran if ran else 0.0)
+        if abs(t1 / SCRAPE_EVERY - round(t1 / SCRAPE_EVERY)) < 1e-9:
+            self._scrape(t1)
+
+    def _ids(self, n: int) -> tuple[str, str]:
+        digest = hashlib.sha256(f"{self.seed}/{n}".encode()).hexdigest()
+        return digest[:16], digest[16:48]
+
+    def _settle_resources(self) -> None:
+        for pod in self.cluster.pods.values():
+            dep = self.spec.deployments[pod.deployment]
+            demand = pod.cpu_demand / TICK + (IDLE_CORES + self.chaos.cpu_cores(pod.deployment) if pod.running else 0.0)
+            capacity = self.cluster.limit_cores(pod)
+            pod.utilisation = demand / capacity
+            pod.cpu_seconds += min(demand, capacity) * TICK
+            if pod.running:
+                periods = TICK / CFS_PERIOD
+                pod.cfs_periods += periods
+                if demand > capacity:
+                    pod.cfs_throttled += periods * (1.0 - capacity / demand)
+            pod.cpu_demand = 0.0
+            if not pod.running:
+                pod.memory_bytes = 0.0
+                continue
+            memory = dep.base_memory + self.chaos.memory_bytes(pod.deployment)
+            if pod.instance is not None:
+                memory += pod.instance.memory_estimate()
+            server = self.servers.get(pod.name)
+            if server is not None:
+                memory += server.used_bytes
+            pod.memory_bytes = float(memory)
+
+    def _scrape(self, t: float) -> None:
+        rpc = {name: d.rpc_service for name, d in self.spec.deployments.items() if d.rpc_service}
+        self.telemetry.scrape_requests(t, rpc)
+        scrape_cluster(self.telemetry, self.cluster, self.servers, self.down_datastores, t)
+
+    def startup_context(self, pod: Pod) -> Any:
+        """The ctx a container's `init(ctx)` gets: its env and log, at the pod's start time."""
+        trace_id = hashlib.sha256(f"{self.seed}/start/{pod.name}/{pod.restart_count}".encode()).hexdigest()[:32]
+        self.runtime.sink = self.telemetry
+        return CallContext(self.runtime, pod, _Trace(trace_id, trace_id[:16], self._now), "", 30_000.0)
+
+    # --- reads -------------------------------------------------------------------------------------------
+    def workloads(self) -> list[str]:
+        return sorted(self.spec.deployments)
+
+    def infrastructure(self) -> list[str]:
+        return sorted(self.spec.infrastructure)
+
+    def logs(self, *, service: str | None = None, since: float | None = None, until: float | None = None,
+             level: str | None = None, contains: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
+        return self.telemetry.query_logs(service=service, since=since, until=until, level=level,
+                                         contains=contains, limit=limit)
+
+    def traces(self, *, service: str | None = None, since: float | None = None, until: float | None = None,
+               errors_only: bool = False, min_duration_ms: float | None = None, limit: int = 20) -> list[dict[str, Any]]:
+        return self.telemetry.query_traces(service=service, since=since, until=until, errors_only=errors_only,
+                                           min_duration_ms=min_duration_ms, limit=limit)
+
+    def trace(self, trace_id: str) -> dict[str, Any] | None:
+        return self.telemetry.trace(trace_id)
+
+    def topology(self) -> dict[str, Any]:
+        services = {s.name: s for s in self.spec.services.values()}
+        edges = []
+        for name, dep in sorted(self.cluster.deployments.items()):
+            for var, value in sorted(dep.template.env.items()):
+                if not var.endswith("_ADDR"):
+                    continue
+                host = value.rsplit(":", 1)[0].split(".", 1)[0]
+                target = services[host].selector if host in services else None
+                edges.append({"from": name, "to": target, "via": var, "address": value})
+        return {
+            "namespace": self.namespace,
+            "entrypoint": {"service": self.spec.entry_service, "deployment": self.spec.entry_deployment},
+            "deployments": [
+                {"name": n, "kind": d.kind, "language": d.language, "port": d.port,
+                 "rpc_service": d.rpc_service or None}
+                for n, d in sorted(self.spec.deployments.items())
+            ],
+            "services": [
+                {"name": s.name, "port": s.port, "targetPort": s.target_port, "deployment": s.selector}
+                for s in sorted(services.values(), key=lambda s: s.name)
+            ],
+            "edges": edges,
+        }
+
+    def resources(self, kind: str, name: str | None = None) -> list[dict[str, Any]]:
+        kind = kind.lower()
+        if kind in ("secret", "secrets"):
+            raise BackendError("secrets are not readable")
+        if not kind.endswith("s"):
+            kind += "s"
+        if kind not in RESOURCE_KINDS:
+            raise BackendError(f"unknown resource kind {kind!r}; known: {', '.join(RESOURCE_KINDS)}")
+        out = []
+        cluster = self.cluster
+        ns = self.namespace
+        if kind == "deployments":
+            for dname, dep in sorted(cluster.deployments.items()):
+                out.append(deployment_k8s(dep, ns, cluster.pods_of(dname), self._now))
+        elif kind == "replicasets":
+            for _name, dep in sorted(cluster.deployments.items()):
+                for rs in dep.replica_sets:
+                    ready = sum(1 for p in cluster.pods.values() if p.replica_set == rs.name and p.ready)
+                    out.append(replicaset_k8s(rs, ns, dep.port, ready))
+        elif kind == "pods":
+            for pod in sorted(cluster.pods.values(), key=lambda p: p.name):
+                out.append(pod_k8s(pod, ns, cluster.deployments[pod.deployment].port))
+        elif kind == "services":
+            for svc in sorted(self.spec.services.values(), key=lambda s: s.name):
+                out.append(service_k8s(svc.name, ns, svc.port, svc.target_port, svc.selector, svc.type,
+                                       self.runtime.cluster_ip(svc.name)))
+        elif kind == "configmaps":
+            for cname, data in sorted(cluster.configmaps.items()):
+                out.append(configmap_k8s(cname, ns, data))
+        else:
+            for node in cluster.nodes.values():
+                out.append(node_k8s(node, sum(1 for p in cluster.pods.values() if p.node == node.name)))
+        if name is not None:
+            out = [o for o in out if o["metadata"]["name"] == name or
+                   kind == "pods" and o["metadata"]["labels"].get("app") == name]
+            if not out:
+                raise BackendError(f"{kind[:-1]} {name!r} not found in namespace {ns}")
+        return out
+
+    def events(self, *, since: float | None = None, object_name: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
+        return self.event_log.query(since=since, object_name=object_name, limit=limit)
+
+    def rollout_history(self, deployment: str) -> list[dict[str, Any]]:
+        dep = self._deployment(deployment)
+        current = dep.current_rs()
+        return [
+            {"revision": rs.revision, "change_cause": rs.change_cause, "image": rs.template.image,
+             "replica_set": rs.name, "created_at": rs.created_at, "current": rs is current}
+            for rs in sorted(dep.replica_sets, key=lambda r: r.revision)
+        ]
+
+    def source(self, service: str, *, revision: int | None = None, path: str | None = None) -> dict[str, str]:
+        files = self._files_of(service, revision)
+        if path is not None:
+            if path not in files:
+                raise BackendError(f"{service} has no file {path!r}; files: {', '.join(sorted(files))}")
+            return {path: files[path]}
+        return files
+
+    def source_diff(self, service: str, from_revision: int, to_revision: int) -> str:
+        old, new = self._files_of(service, from_revision), self._files_of(service, to_revision)
+        chunks = []
+        for path in sorted(set(old) | set(new)):
+            chunks.extend(difflib.unified_diff(
+                old.get(path, "").splitlines(keepends=True), new.get(path, "").splitlines(keepends=True),
+                fromfile=f"a/{path}", tofile=f"b/{path}"))
+        return "".join(chunks)
+
+    def _files_of(self, service: str, revision: int | None) -> dict[str, str]:
+        dep = self._deployment(service)
+        if revision is None:
+            image = dep.template.image
+        else:
+            rs = next((r for r in dep.replica_sets if r.revision == revision), None)
+            if rs is None:
+                raise BackendError(f"{service} has no revision {revision}; revisions: "
+                                   f"{', '.join(str(r.revision) for r in sorted(dep.replica_sets, key=lambda r: r.revision))}")
+            image = rs.template.image
+        if not self.registry.has_code(image):
+            raise BackendError(f"{service} image {image} has no source in the registry")
+        return self.registry.files(image)
+
+    def sli_samples(self, since: float | None = None) -> list[SliSample]:
+        return [s for s in self.telemetry.sli if since is None or s.t >= since]
+
+    # --- agent actions -----------------------------------------------------------------------------------
+    def _deployment(self, name: str) -> Any:
+        dep = self.cluster.deployments.get(name)
+        if dep is None:
+            raise BackendError(f"unknown deployment {name!r}; deployments: {', '.join(self.workloads())}")
+        return dep
+
+    def _result(self, name: str, verb: str) -> ActionResult:
+        dep = self.cluster.deployments[name]
+        return ActionResult(True, f"deployment.apps/{name} {verb}", dep.revision(), dep.rollout_complete_at,
+                            {"generation": dep.generation})
+
+    def restart(self, deployment: str) -> ActionResult:
+        dep = self._deployment(deployment)
+        template = dep.template.copy()
+        template.restarted_at = self.cluster.restarted_at_stamp(self._now)
+        cause = dep.current_rs().change_cause
+        self.cluster.change_template(deployment, template, cause, self._now)
+        return self._result(deployment, "restarted")
+
+    def scale(self, deployment: str, replicas: int) -> ActionResult:
+        self._deployment(deployment)
+        if not isinstance(replicas, int) or isinstance(replicas, bool) or not 0 <= replicas <= MAX_REPLICAS:
+            raise BackendError(f"replicas must be an integer between 0 and {MAX_REPLICAS}, got {replicas!r}")
+        self.cluster.scale(deployment, replicas, self._now)
+        return self._result(deployment, "scaled")
+
+    def rollback(self, deployment: str, to_revision: int | None = None) -> ActionResult:
+        dep = self._deployment(deployment)
+        current = dep.current_rs()
+        history = sorted(dep.replica_sets, key=lambda r: r.revision)
+        if to_revision is None:
+            older = [r for r in history if r.revision < current.revision]
+            if not older:
+                raise BackendError(f"no rollout history found for deployment {deployment!r} before revision {current.revision}")
+            target = older[-1]
+        else:
+            target = next((r for r in history if r.revision == to_revision), None)
+            if target is None:
+                raise BackendError(f"unable to find specified revision {to_revision} in history of {deployment}")
+            if target is current:
+                raise BackendError(f"revision {to_revision} is already the current revision of {deployment}")
+        self.cluster.change_template(deployment, target.template.copy(), target.change_cause, self._now)
+        return self._result(deployment, "rolled back")
+
+    def update_config(self, deployment: str, *, env: Mapping[str, str | None] | None = None,
+                      resources: Mapping[str, str] | None = None, change_cause: str = "") -> ActionResult:
+        if not env and not resources:
+            raise BackendError("update_config needs env and/or resources")
+        return self._apply_change(deployment, env=env, resources=resources, probes_patch=None, image=None,
+                                  change_cause=change_cause or _describe_change(env, resources))
+
+    def set_feature_flag(self, name: str, value: str) -> ActionResult:
+        if not isinstance(name, str) or not name or not isinstance(value, str):
+            raise BackendError("a feature flag needs a non-empty name and a string value")
+        flags = self.cluster.configmaps.setdefault("feature-flags", {})
+        flags[name] = value
+        self.event_log.add(self._now, "Normal", "Updated", "ConfigMap", "feature-flags", f"flag {name} set")
+        return ActionResult(True, f"configmap/feature-flags patched ({name}={value})", None, self._now)
+
+    def build_image(self, service: str, files: Mapping[str, str]) -> BuildResult:
+        dep = self._deployment(service)
+        if not files or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
+            raise BackendError("build_image needs a mapping of file path to text")
+        base = self.registry.files(dep.template.image)
+        working = {**base, **dict(files)}
+        failures, log = images.build(service, working)
+        if failures:
+            return BuildResult(False, None, failures, log)
+        tag = images.build_tag(self.spec.deployments[service].image, working)
+        self.registry.push(tag, service, working)
+        return BuildResult(True, tag, (), log + f"\npushed {tag}")
+
+    def deploy_image(self, deployment: str, image: str, change_cause: str = "") -> ActionResult:
+        if not isinstance(image, str) or ":" not in image:
+            raise BackendError(f"image must look like name:tag, got {image!r}")
+        return self._apply_change(deployment, env=None, resources=None, probes_patch=None, image=image,
+                                  change_cause=change_cause or f"deploy image {image}")
+
+    # --- fault API -----------------------------------------------------------------------------------------
+    def release(self, deployment: str, *, image: str | None = None, env: Mapping[str, str | None] | None = None,
+                resources: Mapping[str, str] | None = None, probes: Mapping[str, Any] | None = None,
+                patch: str | None = None, change_cause: str) -> ActionResult:
+        dep = self._deployment(deployment)
+        if patch is not None:
+            try:
+                files = apply_patch(self.registry.files(dep.template.image), patch)
+            except PatchError as exc:
+                raise BackendError(f"patch does not apply to {deployment}: {exc}") from None
+            built = self.build_image(deployment, files)
+            if not built.ok:
+                return ActionResult(False, "build failed: " + "; ".join(built.failures), dep.revision(), None,
+                                    {"log": built.log})
+            image = built.image
+        return self._apply_change(deployment, env=env, resources=resources, probes_patch=probes, image=image,
+                                  change_cause=change_cause)
+
+    def _apply_change(self, deployment: str, *, env: Mapping[str, str | None] | None, resources: Mapping[str, str] | None,
+                      probes_patch: Mapping[str, Any] | None, image: str | None, change_cause: str) -> ActionResult:
+        dep = self._deployment(deployment)
+        template = dep.template.copy()
+        template.restarted_at = dep.template.restarted_at
+        for var, value in (env or {}).items():
+            if not isinstance(var, str) or not var:
+                raise BackendError(f"env names must be non-empty strings, got {var!r}")
+            if value is None:
+                template.env.pop(var, None)
+            else:
+                template.env[var] = str(value)
+        for key, value in (resources or {}).items():
+            section, _, res = key.rpartition(".")
+            section = section or "limits"
+            if section not in ("limits", "requests") or res not in ("cpu", "memory"):
+                raise BackendError(f"resource keys are cpu, memory, limits.cpu, requests.memory, ...; got {key!r}")
+            try:
+                (parse_cpu if res == "cpu" else parse_memory)(value)
+            except QuantityError as exc:
+                raise BackendError(str(exc)) from None
+            template.resources[section][res] = str(value)
+        for kind, changes in (probes_patch or {}).items():
+            if kind not in template.probes or not isinstance(changes, Mapping):
+                raise BackendError(f"probe patch must map readiness/liveness to fields, got {kind!r}")
+            template.probes[kind].update(dict(changes))
+        if image is not None:
+            template.image = image
+        if template.hash() == dep.template.hash():
+            return ActionResult(True, f"deployment.apps/{deployment} unchanged", dep.revision(), self._now)
+        self.cluster.change_template(deployment, template, change_cause, self._now)
+        return self._result(deployment, "configured")
+
+    def chaos_start(self, kind: str, target: str, **params: Any) -> str:
+        return self.chaos.start(kind, target, params, self._now)
+
+    def chaos_stop(self, handle: str) -> None:
+        self.chaos.stop(handle, self._now)
+
+    # --- probes --------------------------------------------------------------------------------------------
+    def probe(self, spec: Mapping[str, Any]) -> bool:
+        return probes.run_probe(self, spec)
+
+    def artifact_value(self, artifact: str) -> str | None:
+        return probes.artifact_value(self, artifact)
+
+    # --- determinism ---------------------------------------------------------------------------------------
+    def telemetry_digest(self) -> str:
+        """SHA-256 over everything observable: metrics, logs, traces, events, SLI."""
+        digest = hashlib.sha256()
+        for series in sorted(self.telemetry.store, key=lambda s: s.key):
+            digest.update(json.dumps([series.key, [round(v, 6) for v in series.times],
+                                      [round(v, 6) for v in series.values]]).encode())
+        for record in self.telemetry.logs:
+            digest.update(json.dumps(record).encode())
+        for trace in self.telemetry.traces:
+            digest.update(json.dumps([trace["trace_id"], trace["duration_ms"], trace["error"]]).encode())
+        for event in self.event_log.all():
+            digest.update(json.dumps([event.t, event.reason, event.name, event.message, event.count]).encode())
+        for s in self.telemetry.sli:
+            digest.update(json.dumps([s.t, s.q, s.e, s.l]).encode())
+        return digest.hexdigest()
+
+
+def _describe_change(env: Mapping[str, str | None] | None, resources: Mapping[str, str] | None) -> str:
+    parts = [f"{k}={v}" if v is not None else f"{k}-" for k, v in sorted((env or {}).items())]
+    parts += [f"{k}={v}" for k, v in sorted((resources or {}).items())]
+    return "update_config " + " ".join(parts)

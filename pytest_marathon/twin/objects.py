@@ -1,0 +1,386 @@
+"""Kubernetes-shaped objects of the twin and their API JSON.
+
+Tools print these objects the same way on the twin and on a cluster, so `to_k8s()` follows the
+Kubernetes API field names (apps/v1 Deployment and ReplicaSet, v1 Pod, Service, ConfigMap, Node,
+Event). Virtual seconds become RFC 3339 timestamps counted from a fixed epoch.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+EPOCH = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
+REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
+CHANGE_CAUSE_ANNOTATION = "kubernetes.io/change-cause"
+
+
+def timestamp(t: float | None) -> str | None:
+    if t is None:
+        return None
+    return (EPOCH + timedelta(seconds=round(t, 3))).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class PodTemplate:
+    """What a ReplicaSet stamps out: everything a rollout can change."""
+
+    image: str
+    env: dict[str, str]
+    secret_env: dict[str, tuple[str, str]]
+    resources: dict[str, dict[str, str]]
+    probes: dict[str, dict[str, Any]]
+    restarted_at: str = ""
+
+    def copy(self) -> PodTemplate:
+        return copy.deepcopy(self)
+
+    def hash(self) -> str:
+        """10 hex chars, stable across processes (pod-template-hash)."""
+        doc = {
+            "image": self.image,
+            "env": self.env,
+            "secret_env": {k: list(v) for k, v in self.secret_env.items()},
+            "resources": self.resources,
+            "probes": self.probes,
+            "restarted_at": self.restarted_at,
+        }
+        text = json.dumps(doc, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:10]
+
+    def container_k8s(self, name: str, port: int) -> dict[str, Any]:
+        env = [{"name": k, "value": v} for k, v in sorted(self.env.items())]
+        env += [
+            {"name": k, "valueFrom": {"secretKeyRef": {"name": s, "key": key}}}
+            for k, (s, key) in sorted(self.secret_env.items())
+        ]
+        container: dict[str, Any] = {
+            "name": name if name != "redis-cart" else "redis",
+            "image": self.image,
+            "ports": [{"containerPort": port, "protocol": "TCP"}],
+            "env": env,
+            "resources": copy.deepcopy(self.resources),
+        }
+        for kind, probe in sorted(self.probes.items()):
+            container[f"{kind}Probe"] = probe_k8s(probe)
+        return container
+
+
+def probe_k8s(probe: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if probe["type"] == "grpc":
+        out["grpc"] = {"port": probe["port"]}
+    elif probe["type"] == "http":
+        out["httpGet"] = {"path": probe.get("path", "/"), "port": probe["port"]}
+    else:
+        out["tcpSocket"] = {"port": probe["port"]}
+    for key in ("initialDelaySeconds", "periodSeconds", "failureThreshold"):
+        if key in probe:
+            out[key] = probe[key]
+    return out
+
+
+@dataclass
+class ReplicaSet:
+    name: str
+    deployment: str
+    template: PodTemplate
+    template_hash: str
+    revision: int
+    change_cause: str
+    created_at: float
+    replicas: int = 0
+
+
+@dataclass
+class Deployment:
+    name: str
+    port: int
+    template: PodTemplate
+    replicas: int
+    generation: int = 1
+    observed_generation: int = 1
+    progress_since: float = 0.0
+    progressing_reason: str = "NewReplicaSetAvailable"
+    rollout_complete_at: float | None = 0.0
+    replica_sets: list[ReplicaSet] = field(default_factory=list)
+    max_surge: str = "25%"
+    max_unavailable: str = "25%"
+    progress_deadline_seconds: int = 600
+
+    def current_rs(self) -> ReplicaSet | None:
+        wanted = self.template.hash()
+        for rs in self.replica_sets:
+            if rs.template_hash == wanted:
+                return rs
+        return None
+
+    def revision(self) -> int:
+        rs = self.current_rs()
+        return rs.revision if rs else 0
+
+
+@dataclass
+class Pod:
+    name: str
+    deployment: str
+    replica_set: str
+    template: PodTemplate
+    node: str
+    created_at: float
+    start_delay: float
+    phase: str = "Pending"
+    waiting_reason: str | None = "ContainerCreating"
+    running: bool = False
+    ready: bool = False
+    started_at: float | None = None
+    ready_at: float | None = None
+    restart_count: int = 0
+    last_termination: dict[str, Any] | None = None
+    backoff_until: float | None = None
+    backoff_seconds: float = 0.0
+    env: dict[str, str] = field(default_factory=dict)
+    listen_port: int = 0
+    instance: Any = None
+    liveness_failures: int = 0
+    readiness_failures: int = 0
+    ip: str = ""
+    cpu_seconds: float = 0.0
+    cfs_periods: float = 0.0
+    cfs_throttled: float = 0.0
+    cpu_demand: float = 0.0
+    utilisation: float = 0.0
+    memory_bytes: float = 0.0
+
+    def state_k8s(self) -> dict[str, Any]:
+        if self.running:
+            return {"running": {"startedAt": timestamp(self.started_at)}}
+        return {"waiting": {"reason": self.waiting_reason or "ContainerCreating"}}
+
+
+@dataclass
+class Node:
+    name: str
+    zone: str
+    cpu: float
+    memory: int
+    ready: bool = True
+    not_ready_since: float | None = None
+
+
+@dataclass
+class Event:
+    t: float
+    type: str
+    reason: str
+    kind: str
+    name: str
+    message: str
+    count: int = 1
+    last_t: float = 0.0
+
+    def to_k8s(self, namespace: str) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": f"{self.name}.{int(self.t * 1000):x}", "namespace": namespace},
+            "type": self.type,
+            "reason": self.reason,
+            "involvedObject": {"kind": self.kind, "name": self.name, "namespace": namespace},
+            "message": self.message,
+            "count": self.count,
+            "firstTimestamp": timestamp(self.t),
+            "lastTimestamp": timestamp(self.last_t or self.t),
+        }
+
+
+def deployment_k8s(dep: Deployment, namespace: str, pods: list[Pod], now: float) -> dict[str, Any]:
+    current = dep.current_rs()
+    ready = [p for p in pods if p.ready]
+    updated = [p for p in pods if current and p.replica_set == current.name]
+    available = len(ready)
+    complete = dep.rollout_complete_at is not None
+    annotations = {REVISION_ANNOTATION: str(dep.revision())}
+    if current and current.change_cause:
+        annotations[CHANGE_CAUSE_ANNOTATION] = current.change_cause
+    progressing_status = "False" if dep.progressing_reason == "ProgressDeadlineExceeded" else "True"
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": dep.name,
+            "namespace": namespace,
+            "generation": dep.generation,
+            "labels": {"app": dep.name},
+            "annotations": annotations,
+        },
+        "spec": {
+            "replicas": dep.replicas,
+            "selector": {"matchLabels": {"app": dep.name}},
+            "progressDeadlineSeconds": dep.progress_deadline_seconds,
+            "revisionHistoryLimit": 10,
+            "strategy": {
+                "type": "RollingUpdate",
+                "rollingUpdate": {"maxSurge": dep.max_surge, "maxUnavailable": dep.max_unavailable},
+            },
+            "template": _template_k8s(dep.name, dep.port, dep.template),
+        },
+        "status": {
+            "observedGeneration": dep.observed_generation,
+            "replicas": len(pods),
+            "updatedReplicas": len(updated),
+            "readyReplicas": available,
+            "availableReplicas": available,
+            "unavailableReplicas": max(0, dep.replicas - available) if dep.replicas else 0,
+            "conditions": [
+                {
+                    "type": "Available",
+                    "status": "True" if available >= dep.replicas - _unavailable_allowance(dep) else "False",
+                    "reason": "MinimumReplicasAvailable"
+                    if available >= dep.replicas - _unavailable_allowance(dep)
+                    else "MinimumReplicasUnavailable",
+                },
+                {
+                    "type": "Progressing",
+                    "status": progressing_status,
+                    "reason": dep.progressing_reason if not complete else "NewReplicaSetAvailable",
+                    "lastUpdateTime": timestamp(dep.progress_since),
+                },
+            ],
+        },
+    }
+
+
+def _unavailable_allowance(dep: Deployment) -> int:
+    return int(resolve_fraction(dep.max_unavailable, dep.replicas, round_up=False))
+
+
+def resolve_fraction(value: str, replicas: int, *, round_up: bool) -> int:
+    """maxSurge/maxUnavailable as a pod count (percentages round like Kubernetes does)."""
+    text = str(value)
+    if text.endswith("%"):
+        exact = int(text[:-1]) * replicas / 100
+        whole = int(exact)
+        return whole + 1 if round_up and exact > whole else whole
+    return int(text)
+
+
+def _template_k8s(name: str, port: int, template: PodTemplate) -> dict[str, Any]:
+    annotations = {}
+    if template.restarted_at:
+        annotations["kubectl.kubernetes.io/restartedAt"] = template.restarted_at
+    return {
+        "metadata": {"labels": {"app": name}, "annotations": annotations},
+        "spec": {"containers": [template.container_k8s(name, port)]},
+    }
+
+
+def replicaset_k8s(rs: ReplicaSet, namespace: str, port: int, ready: int) -> dict[str, Any]:
+    annotations = {REVISION_ANNOTATION: str(rs.revision)}
+    if rs.change_cause:
+        annotations[CHANGE_CAUSE_ANNOTATION] = rs.change_cause
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {
+            "name": rs.name,
+            "namespace": namespace,
+            "annotations": annotations,
+            "labels": {"app": rs.deployment, "pod-template-hash": rs.template_hash},
+            "ownerReferences": [{"kind": "Deployment", "name": rs.deployment}],
+            "creationTimestamp": timestamp(rs.created_at),
+        },
+        "spec": {"replicas": rs.replicas, "template": _template_k8s(rs.deployment, port, rs.template)},
+        "status": {"replicas": rs.replicas, "readyReplicas": ready},
+    }
+
+
+def pod_k8s(pod: Pod, namespace: str, port: int) -> dict[str, Any]:
+    container = pod.template.container_k8s(pod.deployment, port)
+    status: dict[str, Any] = {
+        "name": container["name"],
+        "image": pod.template.image,
+        "ready": pod.ready,
+        "started": pod.running,
+        "restartCount": pod.restart_count,
+        "state": pod.state_k8s(),
+    }
+    if pod.last_termination:
+        status["lastState"] = {
+            "terminated": {
+                "reason": pod.last_termination["reason"],
+                "exitCode": pod.last_termination["exitCode"],
+                "finishedAt": timestamp(pod.last_termination["t"]),
+            }
+        }
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": pod.name,
+            "namespace": namespace,
+            "labels": {"app": pod.deployment, "pod-template-hash": pod.replica_set.rsplit("-", 1)[-1]},
+            "ownerReferences": [{"kind": "ReplicaSet", "name": pod.replica_set}],
+            "creationTimestamp": timestamp(pod.created_at),
+        },
+        "spec": {"nodeName": pod.node, "containers": [container]},
+        "status": {
+            "phase": pod.phase,
+            "podIP": pod.ip,
+            "conditions": [
+                {"type": "Ready", "status": "True" if pod.ready else "False"},
+                {"type": "ContainersReady", "status": "True" if pod.ready else "False"},
+            ],
+            "containerStatuses": [status],
+        },
+    }
+
+
+def service_k8s(name: str, namespace: str, port: int, target: int, selector: str, svc_type: str, cluster_ip: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "type": svc_type,
+            "clusterIP": cluster_ip,
+            "selector": {"app": selector},
+            "ports": [{"name": "grpc" if name != "frontend-external" else "http", "port": port, "targetPort": target, "protocol": "TCP"}],
+        },
+    }
+
+
+def configmap_k8s(name: str, namespace: str, data: dict[str, str]) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": namespace},
+        "data": dict(sorted(data.items())),
+    }
+
+
+def node_k8s(node: Node, pods_on_node: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": node.name,
+            "labels": {"topology.kubernetes.io/zone": node.zone, "kubernetes.io/hostname": node.name},
+        },
+        "spec": {"taints": [] if node.ready else [{"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"}]},
+        "status": {
+            "allocatable": {"cpu": f"{node.cpu:g}", "memory": f"{node.memory // 1024**2}Mi", "pods": "110"},
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True" if node.ready else "Unknown",
+                    "reason": "KubeletReady" if node.ready else "NodeStatusUnknown",
+                }
+            ],
+            "podCount": pods_on_node,
+        },
+    }

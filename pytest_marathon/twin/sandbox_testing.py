@@ -1,0 +1,152 @@
+"""Test double of the twin's call context, for services' own unit tests (``test_service.py``).
+
+It stands in for what a unit test cannot have: other services (canned responses), a redis
+(an in-memory store) and the log pipeline (captured lines). Test files import it as
+``from testing import TestContext, raises``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+
+class TestRpcError(Exception):
+    """Same shape as the twin's ``RpcError``: a gRPC code name and a message."""
+
+    __test__ = False
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+class InMemoryDatastore:
+    """The subset of a redis client the services use, with redis' return values."""
+
+    def __init__(self) -> None:
+        self.strings: dict[str, str] = {}
+        self.hashes: dict[str, dict[str, str]] = {}
+
+    def get(self, key: str) -> str | None:
+        return self.strings.get(key)
+
+    def set(self, key: str, value: Any) -> bool:
+        self.strings[key] = str(value)
+        return True
+
+    def delete(self, *keys: str) -> int:
+        removed = 0
+        for key in keys:
+            removed += int(self.strings.pop(key, None) is not None)
+            removed += int(self.hashes.pop(key, None) is not None)
+        return removed
+
+    def exists(self, *keys: str) -> int:
+        return sum(1 for key in keys if key in self.strings or key in self.hashes)
+
+    def hget(self, key: str, name: str) -> str | None:
+        return self.hashes.get(key, {}).get(name)
+
+    def hgetall(self, key: str) -> dict[str, str]:
+        return dict(self.hashes.get(key, {}))
+
+    def hset(self, key: str, name: str | None = None, value: Any = None,
+             mapping: dict[str, Any] | None = None) -> int:
+        fields = dict(mapping or {})
+        if name is not None:
+            fields[name] = value
+        target = self.hashes.setdefault(key, {})
+        added = sum(1 for f in fields if f not in target)
+        target.update({f: str(v) for f, v in fields.items()})
+        return added
+
+    def hdel(self, key: str, *names: str) -> int:
+        target = self.hashes.get(key, {})
+        return sum(1 for name in names if target.pop(name, None) is not None)
+
+
+class TestContext:
+    """A ``ctx`` for unit tests.
+
+    ``responses`` maps a method name to a response dict, a callable ``request -> response`` or an
+    exception to raise; ``datastore_error`` (e.g. ``("UNAVAILABLE", "...")``) makes the datastore
+    unreachable. ``calls``, ``logs`` and ``work_ms`` record what the code did.
+    """
+
+    __test__ = False
+    RpcError = TestRpcError
+
+    def __init__(self, env: dict[str, str] | None = None,
+                 responses: dict[str, Any] | None = None, flags: dict[str, Any] | None = None,
+                 now: float = 0.0, request_id: str = "req-test-1",
+                 datastore_error: tuple[str, str] | None = None) -> None:
+        self.environment = dict(env or {})
+        self.responses = dict(responses or {})
+        self.flags = dict(flags or {})
+        self.now = now
+        self.request_id = request_id
+        self.datastore_error = datastore_error
+        self.calls: list[dict[str, Any]] = []
+        self.logs: list[tuple[str, str]] = []
+        self.work_ms = 0.0
+        self.stores: dict[str, InMemoryDatastore] = {}
+
+    def env(self, name: str, default: str | None = None) -> str | None:
+        return self.environment.get(name, default)
+
+    def flag(self, name: str, default: Any = None) -> Any:
+        return self.flags.get(name, default)
+
+    def call(self, addr: str, method: str, request: Any) -> Any:
+        self.calls.append({"addr": addr, "method": method, "request": request})
+        if method not in self.responses:
+            raise TestRpcError("UNAVAILABLE", f"no canned response for {method}")
+        canned = self.responses[method]
+        if isinstance(canned, BaseException):
+            raise canned
+        if callable(canned):
+            return canned(request)
+        return canned
+
+    def fail(self, code: str, message: str) -> None:
+        raise TestRpcError(code, message)
+
+    def log(self, level: str, message: str) -> None:
+        self.logs.append((level, message))
+
+    def work(self, ms: float) -> None:
+        self.work_ms += ms
+
+    def datastore(self, addr: str, password: str | None = None) -> InMemoryDatastore:
+        if self.datastore_error is not None:
+            raise TestRpcError(*self.datastore_error)
+        return self.stores.setdefault(addr, InMemoryDatastore())
+
+    def methods_called(self) -> list[str]:
+        return [call["method"] for call in self.calls]
+
+    def logged(self, level: str | None = None) -> list[str]:
+        return [message for lvl, message in self.logs if level is None or lvl == level]
+
+
+class raises:  # noqa: N801 - reads like pytest.raises in test files
+    """``with raises(ctx.RpcError) as err: ...`` then ``err.value.code``."""
+
+    def __init__(self, expected: type[BaseException] | tuple[type[BaseException], ...],
+                 match: Callable[[BaseException], bool] | None = None) -> None:
+        self.expected = expected
+        self.match = match
+        self.value: BaseException | None = None
+
+    def __enter__(self) -> raises:
+        return self
+
+    def __exit__(self, kind: Any, value: Any, _tb: Any) -> bool:
+        if value is None:
+            raise AssertionError(f"expected {self.expected} to be raised")
+        if not isinstance(value, self.expected):
+            return False
+        self.value = value
+        return True

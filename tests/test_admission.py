@@ -1,0 +1,71 @@
+"""Admission validation through `pytest-marathon validate-catalog`: real faults are admitted with
+their evidence and measured scope; a change with no observable effect is rejected with reasons."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pytest_marathon.faults.catalog import catalog_root, load_catalog
+
+SHIPPED = Path(str(catalog_root("boutique")))
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    code = "import sys; from pytest_marathon.cli import main; sys.exit(main(sys.argv[1:]))"
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, check=False
+    )
+
+
+@pytest.fixture(scope="module")
+def sample_ids():
+    """One entry per mechanism family: a code patch, a setting, a chaos experiment."""
+    catalog = load_catalog("boutique")
+    code = next(e.id for e in catalog if e.category == "code")
+    setting = next(e.id for e in catalog if e.id.startswith("cfg-host-frontend"))
+    chaos = next(e.id for e in catalog if e.id.startswith("dep-down-cartservice"))
+    return [code, setting, chaos]
+
+
+def test_representative_entries_are_admitted_with_evidence(sample_ids):
+    result = run_cli("validate-catalog", "--app", "boutique", "--json", "--only", *sample_ids)
+    report = json.loads(result.stdout)
+    by_id = {v["entry_id"]: v for v in report["entries"]}
+    assert set(by_id) == set(sample_ids)
+    for entry_id, verdict in by_id.items():
+        assert verdict["admitted"], (entry_id, verdict["reasons"])
+        measured = verdict["measured"]
+        assert measured["message_before"] == 0 and measured["message_after"] > 0
+        assert measured["probe_failed_samples"] > 0 and measured["alerts"]
+        assert verdict["target"] in verdict["scope"]
+    assert result.returncode == 0
+
+
+def test_a_change_nobody_notices_is_rejected_with_reasons(tmp_path):
+    for sub in ("patches", "experiments"):
+        shutil.copytree(SHIPPED / sub, tmp_path / sub)
+    entry = yaml.safe_load((SHIPPED / "cfg-host-frontend-cart-service.yaml").read_text())
+    entry["id"] = "cfg-harmless"
+    # a setting the frontend does not read: the change ships, nothing breaks
+    entry["injection"] = {"env": {"UNUSED_TUNING_KNOB": "42"}}
+    entry["artifact"] = "env:frontend/UNUSED_TUNING_KNOB"
+    (tmp_path / "cfg-harmless.yaml").write_text(yaml.safe_dump(entry))
+    result = run_cli("validate-catalog", "--app", "boutique", "--root", str(tmp_path), "--json")
+    assert result.returncode == 1
+    (verdict,) = json.loads(result.stdout)["entries"]
+    assert not verdict["admitted"]
+    reasons = " | ".join(verdict["reasons"])
+    assert "never appeared" in reasons and "screening criterion" in reasons
+    assert "probe never failed" in reasons
+
+
+def test_unknown_entry_is_a_clear_error():
+    result = run_cli("validate-catalog", "--app", "boutique", "--only", "no-such-entry")
+    assert result.returncode == 2 and "no-such-entry" in result.stderr

@@ -1,0 +1,99 @@
+"""Option validation and collection of the marathon grid, through pytest itself (pytester)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+
+def _usage_error(pytester: pytest.Pytester, *args: str) -> str:
+    result = pytester.runpytest_subprocess(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    return result.stderr.str()
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--marathon-app=nope", "--agent=noop"], ["'nope'", "boutique"]),
+        (["--marathon-app=boutique", "--agent=nobody"], ["'nobody'", "runbook", "noop"]),
+        (["--marathon-app=boutique", "--agent=noop", "--marathon-seed=3-1"], ["3-1"]),
+        (["--marathon-app=boutique", "--agent=noop", "--marathon-seed=x"], ["'x'"]),
+        (["--marathon-app=boutique", "--agent=noop", "--marathon-scenario=long"],
+         ["'long'", "short-5", "marathon"]),
+        (["--marathon-app=boutique", "--agent=noop", "--marathon-backend=k8s"], ["'k8s'", "twin"]),
+        (["--marathon-app=boutique", "--agent=noop", "--marathon-min-score=high"], ["'high'"]),
+        (["--marathon-app=boutique", "--agent=noop", "--marathon-compare-fail=speed:5"],
+         ["'speed'", "score", "risk"]),
+        (["--marathon-app=boutique", "--agent=noop", "--marathon-compare-fail=score"],
+         ["'score'", "score:10%"]),
+        (["--agent=noop"], ["--marathon-app", "boutique"]),
+    ],
+)
+def test_bad_values_are_usage_errors_naming_value_and_choices(
+    pytester: pytest.Pytester, args: list[str], expected: list[str]
+) -> None:
+    message = _usage_error(pytester, *args)
+    for fragment in expected:
+        assert fragment in message
+
+
+def test_compare_without_any_save_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    message = _usage_error(
+        pytester, "--marathon-app=boutique", "--agent=noop", "--marathon-compare"
+    )
+    assert "no saved marathon runs" in message
+
+
+def test_grid_ids_marker_and_user_tests_side_by_side(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_mine="def test_mine():\n    pass\n")
+    result = pytester.runpytest_subprocess(
+        "--collect-only", "-q", "--marathon-app=boutique", "--agent=noop", "--agent=runbook",
+        "--marathon-seed=1-2", "--marathon-seed=5", "--marathon-scenario=short-5",
+    )
+    assert result.ret == 0
+    ids = [line for line in result.outlines if line.startswith(("marathon[", "test_mine"))]
+    assert ids == [
+        "test_mine.py::test_mine",
+        *(f"marathon[boutique-{agent}-seed{seed}-short-5]"
+          for agent in ("noop", "runbook") for seed in (1, 2, 5)),
+    ]
+
+
+def test_keyword_and_marker_select_marathons(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_mine="def test_mine():\n    pass\n")
+    grid = ["--collect-only", "-q", "--marathon-app=boutique", "--agent=noop",
+            "--agent=runbook", "--marathon-seed=1-3"]
+    by_keyword = pytester.runpytest_subprocess(*grid, "-k", "runbook and seed2")
+    assert [line for line in by_keyword.outlines if "[" in line] == [
+        "marathon[boutique-runbook-seed2]"
+    ]
+    by_marker = pytester.runpytest_subprocess(*grid, "-m", "not marathon")
+    assert "test_mine.py::test_mine" in by_marker.outlines
+    assert not [line for line in by_marker.outlines if line.startswith("marathon[")]
+
+
+def test_ini_options_configure_the_grid(pytester: pytest.Pytester) -> None:
+    pytester.makeini(
+        "[pytest]\nmarathon_app = boutique\nmarathon_agent = noop\nmarathon_seed = 4\n"
+        "marathon_scenario = short-5\n"
+    )
+    result = pytester.runpytest_subprocess("--collect-only", "-q")
+    assert "marathon[boutique-noop-seed4-short-5]" in result.outlines
+    overridden = pytester.runpytest_subprocess("--collect-only", "-q", "--marathon-seed=7")
+    assert "marathon[boutique-noop-seed7-short-5]" in overridden.outlines
+
+
+def test_without_marathon_options_nothing_is_added(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_mine="def test_mine():\n    pass\n")
+    result = pytester.runpytest_subprocess("-q")
+    result.assert_outcomes(passed=1)
+    assert "leaderboard" not in result.stdout.str()
+
+
+def test_help_lists_the_marathon_group(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess("--help")
+    text = result.stdout.str()
+    for option in ("--marathon-app", "--agent", "--marathon-compare-fail", "marathon_seed"):
+        assert option in text

@@ -1,0 +1,144 @@
+"""Marathons as pytest tests, end to end on the twin (short-5 scenario, small seeds).
+
+Each test drives pytest in a subprocess through pytester, as a user would, and checks what the
+user gets: outcomes, the leaderboard, junit properties, JSON results, gates and saved compares.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+GRID = ["--marathon-app=boutique", "--agent=runbook", "--marathon-scenario=short-5",
+        "-p", "no:cacheprovider"]
+
+
+@pytest.fixture
+def shared_cache(pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every pytester dir is fresh; point `.marathon/noop` at one cache so the noop baseline of
+    (boutique, short-5, seed) is computed once for the whole module."""
+    cache = tmp_path_factory.getbasetemp() / "marathon-noop-cache"
+    cache.mkdir(exist_ok=True)
+    (pytester.path / ".marathon").mkdir()
+    (pytester.path / ".marathon" / "noop").symlink_to(cache)
+    return cache
+
+
+def test_run_passes_prints_leaderboard_and_writes_junit_and_json(
+    pytester: pytest.Pytester, shared_cache: Path
+) -> None:
+    result = pytester.runpytest_subprocess(
+        *GRID, "--junitxml=out.xml", "--marathon-json=results.json", "-W", "error"
+    )
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*marathon leaderboard*", "Agent*Score*Corr*Loc*Rep*Risk*",
+                                 "runbook*boutique*"])
+    tree = ET.parse(pytester.path / "out.xml")
+    case = tree.find(".//testcase[@name='marathon[boutique-runbook-seed1-short-5]']")
+    assert case is not None
+    properties = {p.get("name"): p.get("value") for p in case.iter("property")}
+    for metric in ("score", "correlated", "located", "repaired", "risk", "degradation_pct"):
+        assert metric in properties
+    suite = {p.get("name"): p.get("value") for p in tree.find(".//testsuite/properties")}
+    assert suite["marathon_agents"] == "runbook"
+    assert suite["marathon_scenarios"] == "short-5"
+    data = json.loads((pytester.path / "results.json").read_text())
+    (run,) = data["runs"]
+    assert run["metrics"]["score"] == float(properties["score"])
+    assert Path(run["bundle"], "manifest.json").is_file()
+    assert sum(run["outcomes"].values()) == 5
+    assert data["leaderboard"][0]["means"]["score"] == run["metrics"]["score"]
+
+
+def test_threshold_fails_naming_metric_value_and_bound(
+    pytester: pytest.Pytester, shared_cache: Path
+) -> None:
+    result = pytester.runpytest_subprocess(*GRID, "--marathon-min-score=101")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*score = * is below the minimum 101 (--marathon-min-score)*"])
+
+
+def test_save_then_compare_fail_gates_regressions(
+    pytester: pytest.Pytester, shared_cache: Path
+) -> None:
+    saved = pytester.runpytest_subprocess(*GRID, "--marathon-save=base")
+    saved.assert_outcomes(passed=1)
+    (save,) = (pytester.path / ".marathon" / "saved").glob("*/0001_base.json")
+    document = json.loads(save.read_text())
+    assert document["machine_info"]["release"].startswith("pytest-marathon")
+    same = pytester.runpytest_subprocess(
+        *GRID, "--marathon-compare", "--marathon-compare-fail=score:0"
+    )
+    same.assert_outcomes(passed=1)
+    # pretend the saved run was much better: the same run now regresses beyond the tolerance
+    for run in document["runs"].values():
+        run["metrics"]["score"] = run["metrics"]["score"] + 50
+    save.write_text(json.dumps(document))
+    worse = pytester.runpytest_subprocess(
+        *GRID, "--marathon-compare=base", "--marathon-compare-fail=score:10%"
+    )
+    worse.assert_outcomes(failed=1)
+    worse.stdout.fnmatch_lines(["*score regressed from * to * (tolerance score:10%*"])
+
+
+def test_xdist_results_equal_serial(pytester: pytest.Pytester, shared_cache: Path) -> None:
+    grid = [*GRID, "--agent=noop", "--marathon-seed=1-2"]
+    serial = pytester.runpytest_subprocess(*grid, "--marathon-json=serial.json",
+                                           "--marathon-bundle-dir=serial")
+    serial.assert_outcomes(passed=4)
+    parallel = pytester.runpytest_subprocess(*grid, "-n", "2", "--marathon-json=parallel.json",
+                                             "--marathon-bundle-dir=parallel")
+    parallel.assert_outcomes(passed=4)
+
+    def comparable(name: str) -> list[dict]:
+        runs = json.loads((pytester.path / name).read_text())["runs"]
+        digests = []
+        for run in runs:
+            manifest = json.loads((Path(run["bundle"]) / "manifest.json").read_text())
+            run.pop("bundle")
+            run["metrics"].pop("cost_usd", None)
+            digests.append({**run, "digest": manifest["content_digest"]})
+        return digests
+
+    assert comparable("serial.json") == comparable("parallel.json")
+
+
+def test_marathon_fixture_runs_an_agent_object(
+    pytester: pytest.Pytester, shared_cache: Path
+) -> None:
+    pytester.makepyfile(
+        test_agent='''
+class Idle:
+    name = "idle"
+    description = "reads the alerts and does nothing"
+
+    def __init__(self):
+        self.seen = []
+
+    def invoke(self, ctx):
+        self.seen.append((ctx.n, len(ctx.alerts)))
+        ctx.tools.call("get_alerts")
+
+
+def test_idle_agent(marathon):
+    agent = Idle()
+    result = marathon.run(agent=agent, app="boutique", seed=1, scenario="short-5")
+    assert result.bundle.joinpath("manifest.json").is_file()
+    assert [n for n, _ in agent.seen] == list(range(1, len(agent.seen) + 1))
+    assert len(result.faults) == 5
+    assert result.metrics["degradation_pct"] is not None
+    assert 0 <= result.score <= 100
+
+
+def test_backend_and_orchestrator(marathon_backend, marathon_orchestrator):
+    assert marathon_orchestrator.backend is marathon_backend
+    assert marathon_backend.app == "boutique"
+'''
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)

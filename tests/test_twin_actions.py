@@ -1,0 +1,143 @@
+"""Agent actions on the twin carry Kubernetes semantics (through the Backend API only)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_marathon.backends import BackendError, create_backend
+from pytest_marathon.twin.engine import Twin
+
+
+@pytest.fixture
+def twin() -> Twin:
+    backend = create_backend("boutique", seed=3)
+    backend.advance_to(0.0)
+    return backend
+
+
+def _env(backend: Twin, deployment: str) -> dict[str, str]:
+    container = backend.resources("deployments", deployment)[0]["spec"]["template"]["spec"]["containers"][0]
+    return {e["name"]: e.get("value", "") for e in container["env"]}
+
+
+def _client_errors(backend: Twin, caller: str, peer: str, code: str) -> float:
+    return sum(
+        s.values[-1]
+        for s in backend.store.series("rpc_client_call_duration_seconds_count")
+        if s.labels["service"] == caller and s.labels["peer_service"] == peer and s.labels["rpc_grpc_status_code"] == code
+    )
+
+
+def test_rollback_after_bad_env_change_restores_env(twin: Twin) -> None:
+    before = _env(twin, "checkoutservice")
+    result = twin.update_config("checkoutservice", env={"PAYMENT_SERVICE_ADDR": "paymentservice:50052"},
+                                change_cause="point payments at the new port")
+    assert result.ok and result.revision == 2 and result.completes_at is None
+    twin.advance_to(120.0)
+    assert _env(twin, "checkoutservice")["PAYMENT_SERVICE_ADDR"] == "paymentservice:50052"
+    history = twin.rollout_history("checkoutservice")
+    assert [h["revision"] for h in history] == [1, 2]
+    assert history[-1]["change_cause"] == "point payments at the new port"
+    rolled = twin.rollback("checkoutservice")
+    assert rolled.ok and rolled.revision == 3  # rollout undo: the old template as a new revision
+    twin.advance_to(180.0)
+    assert _env(twin, "checkoutservice") == before
+    assert [h["revision"] for h in twin.rollout_history("checkoutservice")] == [2, 3]
+    deployment = twin.resources("deployments", "checkoutservice")[0]
+    assert deployment["status"]["updatedReplicas"] == 1 and deployment["status"]["availableReplicas"] == 1
+
+
+def test_bad_address_fails_checkout_with_connection_refused(twin: Twin) -> None:
+    twin.update_config("checkoutservice", env={"PAYMENT_SERVICE_ADDR": "paymentservice:50052"})
+    twin.advance_to(600.0)
+    logs = twin.logs(service="checkoutservice", level="error", contains="connection refused", limit=5)
+    assert logs, "checkout logs the refused connection"
+    assert "paymentservice" in logs[-1]["message"] or "50052" in logs[-1]["message"]
+    assert not twin.probe({"kind": "request", "route": "/cart/checkout"})
+    assert twin.probe({"kind": "request", "route": "/"})
+    assert twin.artifact_value("env:checkoutservice/PAYMENT_SERVICE_ADDR") == "paymentservice:50052"
+
+
+def test_restart_keeps_the_template_and_replaces_pods(twin: Twin) -> None:
+    old_pods = {p["metadata"]["name"] for p in twin.resources("pods", "currencyservice")}
+    env_before, image_before = _env(twin, "currencyservice"), twin.artifact_value("image:currencyservice")
+    result = twin.restart("currencyservice")
+    assert result.ok and result.revision == 2
+    twin.advance_to(60.0)
+    new_pods = {p["metadata"]["name"] for p in twin.resources("pods", "currencyservice")}
+    assert new_pods and not new_pods & old_pods
+    assert _env(twin, "currencyservice") == env_before
+    assert twin.artifact_value("image:currencyservice") == image_before
+    deployment = twin.resources("deployments", "currencyservice")[0]
+    assert "kubectl.kubernetes.io/restartedAt" in deployment["spec"]["template"]["metadata"]["annotations"]
+    assert twin.probe({"kind": "deployment_ready", "deployment": "currencyservice"})
+
+
+def test_replica_one_rollout_keeps_old_pod_serving_while_new_one_is_not_ready(twin: Twin) -> None:
+    old = {p["metadata"]["name"] for p in twin.resources("pods", "adservice")}
+    twin.deploy_image("adservice", "adservice:v9.9.9-doesnotexist", change_cause="bump adservice")
+    twin.advance_to(60.0)
+    pods = twin.resources("pods", "adservice")
+    assert old <= {p["metadata"]["name"] for p in pods}  # the old pod still serves
+    waiting = [p["status"]["containerStatuses"][0]["state"].get("waiting", {}).get("reason") for p in pods]
+    assert "ImagePullBackOff" in waiting or "ErrImagePull" in waiting
+    assert twin.probe({"kind": "rpc", "service": "adservice", "method": "GetAds", "request": {"context_keys": []}})
+    twin.advance_to(700.0)
+    progressing = [c for c in twin.resources("deployments", "adservice")[0]["status"]["conditions"] if c["type"] == "Progressing"][0]
+    assert (progressing["status"], progressing["reason"]) == ("False", "ProgressDeadlineExceeded")
+    assert twin.rollback("adservice").ok
+    twin.advance_to(760.0)
+    assert twin.artifact_value("image:adservice") == "adservice:v0.10.6"
+
+
+def test_scale_to_zero_makes_callers_fail_with_unavailable(twin: Twin) -> None:
+    result = twin.scale("cartservice", 0)
+    assert result.ok
+    twin.advance_to(300.0)
+    assert not [p for p in twin.resources("pods") if p["metadata"]["labels"]["app"] == "cartservice"]
+    assert _client_errors(twin, "frontend", "cartservice", "14") > 0  # 14 = UNAVAILABLE
+    logs = twin.logs(service="frontend", level="error", contains="code = Unavailable", limit=5)
+    assert logs and "no healthy upstream" in logs[-1]["message"]
+    failing = twin.traces(service="frontend", errors_only=True, limit=5)
+    assert failing and any(
+        s["status"] == "STATUS_CODE_ERROR" and s["service"] == "frontend"
+        for s in twin.trace(failing[-1]["trace_id"])["spans"]
+    )
+    assert max(s.e for s in twin.sli_samples(since=100.0)) > 0.0
+    twin.scale("cartservice", 1)
+    twin.advance_to(360.0)
+    assert twin.probe({"kind": "request", "route": "/cart"})
+
+
+def test_bad_arguments_change_nothing(twin: Twin) -> None:
+    with pytest.raises(BackendError, match="unknown deployment"):
+        twin.restart("nosuchservice")
+    with pytest.raises(BackendError, match="replicas"):
+        twin.scale("frontend", -1)
+    with pytest.raises(BackendError, match="memory quantity"):
+        twin.update_config("frontend", resources={"memory": "lots"})
+    with pytest.raises(BackendError, match="no rollout history"):
+        twin.rollback("frontend")
+    assert [h["revision"] for h in twin.rollout_history("frontend")] == [1]
+
+
+def test_feature_flag_update_is_visible_in_the_configmap(twin: Twin) -> None:
+    assert twin.set_feature_flag("adsEnabled", "false").ok
+    data = twin.resources("configmaps", "feature-flags")[0]["data"]
+    assert data["adsEnabled"] == "false"
+    assert twin.artifact_value("flag:adsEnabled") == "false"
+
+
+def test_bad_probe_port_stalls_rollout_and_bad_liveness_restarts(twin: Twin) -> None:
+    twin.release("shippingservice", probes={"readiness": {"port": 50052}}, change_cause="probe the new port")
+    twin.advance_to(120.0)
+    pods = twin.resources("pods", "shippingservice")
+    assert len(pods) == 2 and sum(p["status"]["containerStatuses"][0]["ready"] for p in pods) == 1
+    assert any("Readiness probe failed" in e["message"] for e in twin.events(object_name="shippingservice"))
+    assert twin.probe({"kind": "request", "route": "/cart"})  # the old pod still serves
+    twin.rollback("shippingservice")
+    twin.release("emailservice", probes={"liveness": {"port": 8081}}, change_cause="probe sidecar port")
+    twin.advance_to(400.0)
+    restarts = [p["status"]["containerStatuses"][0]["restartCount"] for p in twin.resources("pods", "emailservice")]
+    assert max(restarts) >= 2
+    assert twin.artifact_value("probe:emailservice/liveness") is not None
