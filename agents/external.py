@@ -64,9 +64,9 @@ def remaining_budget(ctx: InvocationContext) -> float:
 
 
 def usage_from(outcome: ProcessOutcome, **extra: Any) -> InvocationUsage:
-    detail = f"exit {outcome.returncode}" if outcome.returncode is not None else ""
+    detail = ""
     if outcome.status != "ok":
-        detail = f"{outcome.status}: {detail} {outcome.stderr_tail[-300:]}".strip()
+        detail = f"{outcome.status}: exit {outcome.returncode} {outcome.stderr_tail[-300:]}".strip()
     return InvocationUsage(status=outcome.status, detail=detail[:500], **extra)
 
 

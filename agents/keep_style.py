@@ -21,7 +21,7 @@ from pytest_marathon.agents.labels import alert_id_of
 from pytest_marathon.agents.protocol import InvocationContext, InvocationUsage
 from pytest_marathon.agents.remedy_table import RemedyTable, load_table
 from pytest_marathon.agents.runbook import perform, root_cause
-from pytest_marathon.agents.tooling import ToolOutcome, call_tool
+from pytest_marathon.agents.tooling import ToolOutcome, app_workloads, call_tool, report_incidents
 from pytest_marathon.agents.workspace import load_state, save_state
 
 STATE_FILE = "keep_store.json"
@@ -133,7 +133,8 @@ class KeepStyleAgent:
         store.setdefault("planner_incidents", {})  # incident id -> alert ids a planner placed
         alerts_by_id = {alert_id_of(a): a for a in ctx.alerts}
         touched = keep_engine.ingest(store, self.rules, ctx.alerts)
-        plans, usage = self.planner(self._planner_input(ctx, store, alerts_by_id))
+        workloads = app_workloads(ctx.tools)
+        plans, usage = self.planner(self._planner_input(ctx, store, alerts_by_id, workloads))
         touched |= self._apply_placements(store, plans)
         for plan in plans:
             if plan.root_cause is not None:
@@ -143,7 +144,8 @@ class KeepStyleAgent:
             store["decided"][incident["incident_id"]] = list(incident["alert_ids"])
         self._report(ctx, store, touched, {p.incident_id: p.status for p in plans})
         for plan in plans:
-            if plan.repair is not None and self._has_incident(store, plan.incident_id):
+            reported = plan.incident_id not in store["report_errors"]
+            if plan.repair is not None and reported and self._has_incident(store, plan.incident_id):
                 outcome = self._repair(ctx, store, plan)
                 if outcome.ok:
                     store["actions"][plan.incident_id] = ctx.t
@@ -152,17 +154,23 @@ class KeepStyleAgent:
 
     @staticmethod
     def _planner_input(
-        ctx: InvocationContext, store: Mapping[str, Any], alerts_by_id: Mapping[str, Mapping[str, Any]]
+        ctx: InvocationContext,
+        store: Mapping[str, Any],
+        alerts_by_id: Mapping[str, Mapping[str, Any]],
+        workloads: set[str] | None,
     ) -> PlannerInput:
+        """Keep's incidents, fixed; a group named by something that is not a workload of the
+        application (a datastore exporter's own name) is shown without a workload."""
         incidents = []
         for inc in store["incidents"]:
+            workload = inc["workload"] if workloads is None or inc["workload"] in workloads else None
             decided = set(store["decided"].get(inc["incident_id"], ()))
             incidents.append(
                 KeepIncident(
                     inc["incident_id"],
                     inc["rule"],
                     inc["fingerprint"],
-                    inc["workload"],
+                    workload,
                     tuple(inc["alert_ids"]),
                     tuple(a for a in inc["alert_ids"] if a not in decided),
                     store["actions"].get(inc["incident_id"]),
@@ -216,10 +224,7 @@ class KeepStyleAgent:
             if incident_id in store["root_causes"]:
                 entry["root_cause"] = store["root_causes"][incident_id]
             entries.append(entry)
-        if entries:
-            outcome = call_tool(ctx.tools, "report_incidents", incidents=entries)
-            if not outcome.ok:
-                store["last_report_error"] = outcome.error
+        store["report_errors"] = report_incidents(ctx.tools, entries)
 
     @staticmethod
     def _repair(ctx: InvocationContext, store: Mapping[str, Any], plan: IncidentPlan) -> ToolOutcome:

@@ -16,7 +16,7 @@ from typing import Any
 
 from pytest_marathon.agents.labels import alert_id_of, workload_of
 from pytest_marathon.agents.protocol import InvocationContext, InvocationUsage
-from pytest_marathon.agents.tooling import call_tool
+from pytest_marathon.agents.tooling import call_tool, report_incidents
 from pytest_marathon.agents.workspace import load_state, save_state
 
 STATE_FILE = "oracle_state.json"
@@ -89,13 +89,11 @@ class OracleAgent:
                     },
                 }
             )
-        if entries:
-            outcome = call_tool(ctx.tools, "report_incidents", incidents=entries)
-            if outcome.ok:
-                for entry in entries:
-                    state["reported"][entry["incident_id"].removeprefix("oracle-")] = entry["alert_ids"]
-            else:
-                state["last_report_error"] = outcome.error
+        failed = report_incidents(ctx.tools, entries)
+        for entry in entries:
+            if entry["incident_id"] not in failed:
+                state["reported"][entry["incident_id"].removeprefix("oracle-")] = entry["alert_ids"]
+        state["report_errors"] = failed
 
     @staticmethod
     def _remedy(

@@ -16,7 +16,7 @@ from typing import Any
 from pytest_marathon.agents.labels import alert_id_of, alert_sort_key, workload_of
 from pytest_marathon.agents.protocol import InvocationContext, InvocationUsage, ToolClient
 from pytest_marathon.agents.remedy_table import RemedyTable, Row, load_table
-from pytest_marathon.agents.tooling import ToolOutcome, call_tool
+from pytest_marathon.agents.tooling import ToolOutcome, app_workloads, call_tool, report_incidents
 from pytest_marathon.agents.workspace import load_state, save_state
 
 STATE_FILE = "runbook_state.json"
@@ -83,7 +83,8 @@ class RunbookAgent:
         changed: set[str] = set()
         # Alerts that fired while an incident was open join it before it is closed; only
         # alerts that fire after the closing invocation open a new incident.
-        new_ids = self._group(state, ctx.alerts, ctx.t, changed)
+        workloads = app_workloads(ctx.tools)
+        new_ids = self._group(state, ctx.alerts, ctx.t, changed, workloads)
         self._resolve_acted(state, changed)
         incidents = {inc["incident_id"]: inc for inc in state["incidents"]}
         names_by_alert = {alert_id_of(a): str(a.get("alertname", "")) for a in ctx.alerts}
@@ -92,13 +93,13 @@ class RunbookAgent:
             names = [names_by_alert.get(a, "") for a in inc["alert_ids"]]
             row = self.table.choose(names)
             inc.update(rule=row.rule, action=row.action, root_cause=root_cause(inc["workload"], row, names))
-        if changed:
-            report = [self._report_entry(incidents[i]) for i in sorted(changed)]
-            outcome = call_tool(ctx.tools, "report_incidents", incidents=report)
-            if not outcome.ok:
-                state["last_report_error"] = outcome.error
+        failed = report_incidents(ctx.tools, [self._report_entry(incidents[i]) for i in sorted(changed)])
+        for incident_id, error in failed.items():
+            incidents[incident_id]["report_error"] = error
         for incident_id in new_ids:
             inc = incidents[incident_id]
+            if incident_id in failed:
+                continue  # an action must cite a reported incident
             outcome = perform(ctx.tools, inc["action"], inc["workload"], incident_id)
             inc.update(acted_at=ctx.t, action_ok=outcome.ok, action_error=outcome.error)
         save_state(ctx.workspace, STATE_FILE, state)
@@ -122,9 +123,15 @@ class RunbookAgent:
 
     @staticmethod
     def _group(
-        state: dict[str, Any], alerts: Sequence[Mapping[str, Any]], t: float, changed: set[str]
+        state: dict[str, Any],
+        alerts: Sequence[Mapping[str, Any]],
+        t: float,
+        changed: set[str],
+        workloads: set[str] | None,
     ) -> list[str]:
-        """File every alert not seen before under its workload's open incident, or open one."""
+        """File every alert not seen before under its workload's open incident, or open one.
+        Alerts whose labels name no workload of the application (a node, a datastore exporter's
+        own name) have no incident: the runbook could neither blame nor act on them."""
         assigned: dict[str, str] = state["assigned"]
         open_by_workload = {
             inc["workload"]: inc for inc in state["incidents"] if inc["status"] != "resolved"
@@ -134,6 +141,8 @@ class RunbookAgent:
             alert_id = alert_id_of(alert)
             workload = workload_of(alert.get("labels") or {})
             if alert_id in assigned or workload is None:
+                continue
+            if workloads is not None and workload not in workloads:
                 continue
             inc = open_by_workload.get(workload)
             if inc is None:

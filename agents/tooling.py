@@ -33,3 +33,32 @@ def call_tool(tools: ToolClient, name: str, **args: Any) -> ToolOutcome:
     if error or result.get("ok") is False:
         return ToolOutcome(False, result, str(error or result.get("message") or "refused"))
     return ToolOutcome(True, result)
+
+
+def report_incidents(tools: ToolClient, entries: list[dict[str, Any]]) -> dict[str, str]:
+    """Upsert incidents; returns the error of each incident that was not stored.
+
+    `report_incidents` is all-or-nothing, so one bad incident (say, a culprit that is not a
+    workload) would drop every other; on a refused batch each incident is retried alone."""
+    if not entries:
+        return {}
+    batch = call_tool(tools, "report_incidents", incidents=entries)
+    if batch.ok:
+        return {}
+    if len(entries) == 1:
+        return {entries[0]["incident_id"]: batch.error}
+    failed = {}
+    for entry in entries:
+        alone = call_tool(tools, "report_incidents", incidents=[entry])
+        if not alone.ok:
+            failed[entry["incident_id"]] = alone.error
+    return failed
+
+
+def app_workloads(tools: ToolClient) -> set[str] | None:
+    """The application's deployments (what a culprit may name); None if the read failed."""
+    outcome = call_tool(tools, "get_resources", kind="deployments", limit=100)
+    items = outcome.result.get("items") if outcome.ok else None
+    if not isinstance(items, list):
+        return None
+    return {str(item["name"]) for item in items if isinstance(item, dict) and item.get("name")}

@@ -1,7 +1,8 @@
 """Median per-call overhead of the tools in-process and over MCP stdio.
 
-Both paths answer the same cheap read (`get_topology`) on identically seeded twins, so the
-difference is the transport. Prints medians in milliseconds and the stdio/in-process ratio.
+Both paths answer the same reads on identically seeded twins, so the difference is the
+transport: a small answer (`get_topology`, ~4 KB) and a page of logs (~15 KB). Prints medians in
+milliseconds and the stdio/in-process ratio per tool.
 Run: python benchmarks/tool_overhead.py [--calls N]
 """
 
@@ -19,31 +20,33 @@ from mcp.client.stdio import StdioServerParameters
 from pytest_marathon.interface import InProcessClient
 from pytest_marathon.interface.standalone import standalone_session
 
-TOOL, ARGS = "get_topology", {}
+CALLS: tuple[tuple[str, dict], ...] = (("get_topology", {}), ("get_logs", {"limit": 50}))
 
 
-def in_process(calls: int, seed: int) -> list[float]:
+def in_process(calls: int, seed: int) -> dict[str, list[float]]:
     client = InProcessClient(standalone_session("boutique", seed))
-    samples = []
-    for _ in range(calls):
-        started = time.perf_counter()
-        client.call(TOOL, **ARGS)
-        samples.append((time.perf_counter() - started) * 1000.0)
+    samples: dict[str, list[float]] = {}
+    for tool, args in CALLS:
+        for _ in range(calls):
+            started = time.perf_counter()
+            client.call(tool, **args)
+            samples.setdefault(tool, []).append((time.perf_counter() - started) * 1000.0)
     return samples
 
 
-async def over_stdio(calls: int, seed: int) -> list[float]:
+async def over_stdio(calls: int, seed: int) -> dict[str, list[float]]:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "pytest_marathon.interface.mcp_server", "--app", "boutique", "--seed", str(seed)],
     )
-    samples = []
+    samples: dict[str, list[float]] = {}
     async with Client(params, read_timeout_seconds=120) as client:
-        await client.call_tool(TOOL, ARGS)  # warm the pipe and the server's caches
-        for _ in range(calls):
-            started = time.perf_counter()
-            await client.call_tool(TOOL, ARGS)
-            samples.append((time.perf_counter() - started) * 1000.0)
+        for tool, args in CALLS:
+            await client.call_tool(tool, args)  # warm the pipe and the server's caches
+            for _ in range(calls):
+                started = time.perf_counter()
+                await client.call_tool(tool, args)
+                samples.setdefault(tool, []).append((time.perf_counter() - started) * 1000.0)
     return samples
 
 
@@ -52,9 +55,11 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    local = statistics.median(in_process(args.calls, args.seed))
-    remote = statistics.median(anyio.run(over_stdio, args.calls, args.seed))
-    print(f"{TOOL}: median in-process {local:.3f} ms, over stdio {remote:.3f} ms, ratio {remote / local:.1f}x")
+    local = in_process(args.calls, args.seed)
+    remote = anyio.run(over_stdio, args.calls, args.seed)
+    for tool, _ in CALLS:
+        here, there = statistics.median(local[tool]), statistics.median(remote[tool])
+        print(f"{tool}: median in-process {here:.3f} ms, over stdio {there:.3f} ms, ratio {there / here:.1f}x")
     return 0
 
 

@@ -19,15 +19,16 @@ from test_agents_live import BAD, GOOD, World, world  # noqa: F401 - the live-tw
 from pytest_marathon.interface import InProcessClient, serve_http
 
 PROGRAM = Path(__file__).parent / "agent_programs" / "rollback_over_mcp.py"
+CREDITED_SEED = 2  # a short-5 schedule whose first fault is a change the program can roll back
 
 
-def context(world: World, workspace: Path, url: str | None, budget: float = 60.0) -> InvocationContext:
-    world.n += 1
-    t = world.n * 120.0
-    world.advance(t)
-    world.session.begin_invocation(world.n, t)
+def context(live: World, workspace: Path, url: str | None, budget: float = 60.0) -> InvocationContext:
+    live.n += 1
+    t = live.n * 120.0
+    live.advance(t)
+    live.session.begin_invocation(live.n, t)
     return InvocationContext(
-        n=world.n, t=t, alerts=world.engine.history(), tools=InProcessClient(world.session),
+        n=live.n, t=t, alerts=live.engine.history(), tools=InProcessClient(live.session),
         workspace=workspace, budget_s=budget, deadline=time.monotonic() + budget, mcp_url=url,
     )
 
@@ -108,7 +109,7 @@ import json, os, sys
 assert "-p" in sys.argv and "--mcp-config" in sys.argv and "--strict-mcp-config" in sys.argv
 config = json.load(open(sys.argv[sys.argv.index("--mcp-config") + 1]))
 assert config["mcpServers"]["marathon"]["url"] == os.environ["MARATHON_MCP_URL"]
-assert "end with one fenced JSON block" in open("CLAUDE.md").read().lower().replace("\\n", " ")
+assert "end your final answer with one fenced json block" in open("CLAUDE.md").read().lower().replace("\\n", " ")
 alerts = json.load(open(os.environ["MARATHON_ALERTS"]))
 ids = [a["alert_id"] for a in alerts if a["labels"].get("service") == "frontend"]
 block = {"incidents": [{"incident_id": "cc-1", "alert_ids": ids, "status": "open",
@@ -143,3 +144,21 @@ def test_a_preset_answer_without_a_block_is_an_error_not_a_crash(world, tmp_path
     assert usage.status == "error"
     assert "does not end with an incident JSON block" in usage.detail
     assert world.stream("reports") == []
+
+
+@pytest.mark.slow
+def test_a_cmd_agents_repair_during_a_marathon_is_credited_by_the_scorer(tmp_path):
+    from pytest_marathon.config import RunConfig
+    from pytest_marathon.runner import run_marathon
+
+    spec = f'cmd:"{sys.executable}" "{PROGRAM}"'
+    config = RunConfig(app="boutique", agent=spec, seed=CREDITED_SEED, scenario="short-5", out_dir=tmp_path)
+    result = run_marathon(config, baseline_cache=None)
+    report = result.score_report
+    repaired = [row for row in report["per_fault"] if row["repaired"]]
+    assert repaired, report["per_fault"]
+    lines = (result.bundle / "interventions.jsonl").read_text().splitlines()
+    interventions = [json.loads(line) for line in lines]
+    assert interventions and all(i["incident_id"].startswith("cmd-") for i in interventions)
+    statuses = [json.loads(line)["status"] for line in (result.bundle / "invocations.jsonl").read_text().splitlines()]
+    assert set(statuses) == {"ok"}

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 import textwrap
 
 import pytest
 from pytest_marathon.agents import ENTRY_POINT_GROUP, list_agents, resolve_agent
-from pytest_marathon.agents.command import register
+
+from pytest_marathon.cli import main
 
 BUILT_INS = {"noop", "oracle", "runbook", "keep-style", "codex", "claude-code"}
 
@@ -95,10 +95,7 @@ def test_cmd_spec_builds_a_command_agent():
 
 
 def test_agents_command_prints_one_line_per_agent(capsys):
-    parser = argparse.ArgumentParser(prog="pytest-marathon")
-    register(parser.add_subparsers())
-    args = parser.parse_args(["agents"])
-    assert args.func(args) == 0
+    assert main(["agents"]) == 0
     lines = capsys.readouterr().out.splitlines()
     names = {line.split()[0] for line in lines}
     assert names >= BUILT_INS

@@ -53,7 +53,7 @@ def test_for_holds_pending_then_fires_and_resolves_when_series_gone() -> None:
     assert fired["annotations"]["summary"] == "cart at 9 (900%)"
     [entry] = [h for h in engine.history() if h["alertname"] == "High"]
     assert entry["state"] == "resolved" and entry["resolved_at"] == 135.0
-    assert entry["id"] == fired["alert_id"]
+    assert entry["alert_id"] == fired["alert_id"]
 
 
 def test_blip_shorter_than_for_never_fires() -> None:
@@ -76,7 +76,7 @@ def test_refiring_is_a_new_instance_and_ids_are_stable() -> None:
     ids = [e["alert_id"] for e in events if e["alertname"] == "High" and e["event"] == "firing"]
     assert len(ids) == 2 and ids[0] != ids[1]
     again, _ = _engine(levels)
-    assert [h["id"] for h in again.history()] == [h["id"] for h in engine.history()]
+    assert [h["alert_id"] for h in again.history()] == [h["alert_id"] for h in engine.history()]
     fired_at = [h["fired_at"] for h in engine.history()]
     assert fired_at == sorted(fired_at)
     assert all(i.startswith("a-") and len(i) == 12 for i in ids)

@@ -3,10 +3,16 @@ the same answers as the in-process client on an identically seeded twin."""
 
 from __future__ import annotations
 
+import difflib
 import json
+import shutil
 import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import anyio
+import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -14,18 +20,37 @@ from pytest_marathon.interface import TOOLS, InProcessClient, serve_http
 from pytest_marathon.interface.standalone import standalone_session
 
 SEED = 7
-SCRIPT: list[tuple[str, dict]] = [
+Answers = list[dict[str, Any]]
+Step = tuple[str, dict[str, Any] | Callable[[Answers], dict[str, Any]]]
+
+
+def _first_trace(answers: Answers) -> dict[str, Any]:
+    return {"trace_id": answers[4]["traces"][0]["trace_id"]}
+
+
+def _comment_patch(answers: Answers) -> dict[str, Any]:
+    """A harmless repair of emailservice built from the source the session just read."""
+    original = answers[11]["text"] + "\n"
+    patched = original.replace("\n", "\n# checked by the on-call engineer\n", 1)
+    diff = "".join(difflib.unified_diff(original.splitlines(True), patched.splitlines(True), "a/service.py", "b/service.py"))
+    return {"incident_id": "inc-1", "service": "emailservice", "diff": diff}
+
+
+# Every tool at least once, successes and refusals; later arguments come from earlier answers so
+# that both transports are driven by what they themselves returned.
+SCRIPT: list[Step] = [
     ("get_alerts", {"limit": 5}),
     ("query_metrics", {"query": "sum by (deployment) (kube_deployment_status_replicas_available)"}),
     ("query_metrics", {"query": "sum(log_lines_total)", "start": -240, "step": 60}),
     ("get_logs", {"service": "frontend", "limit": 3}),
     ("get_traces", {"limit": 2}),
-    ("get_trace", {"trace_id": "0000"}),
+    ("get_trace", _first_trace),
     ("get_topology", {}),
     ("get_resources", {"kind": "pods", "limit": 4}),
     ("get_events", {"limit": 5}),
     ("get_rollout_history", {"service": "cartservice"}),
-    ("get_source", {"service": "cartservice"}),
+    ("get_source", {"service": "emailservice"}),
+    ("get_source", {"service": "emailservice", "path": "service.py", "limit": 2000}),
     ("restart_service", {"incident_id": "inc-1", "service": "cartservice"}),
     ("report_incidents", {"incidents": [{"incident_id": "inc-1", "status": "open"}]}),
     ("restart_service", {"incident_id": "inc-1", "service": "cartservice"}),
@@ -34,42 +59,78 @@ SCRIPT: list[tuple[str, dict]] = [
     ("update_config", {"incident_id": "inc-1", "service": "adservice", "env": {"LOG_LEVEL": "debug"}}),
     ("set_feature_flag", {"incident_id": "inc-1", "name": "adsEnabled", "value": "false"}),
     ("propose_patch", {"incident_id": "inc-1", "service": "emailservice", "diff": "garbage"}),
+    ("propose_patch", _comment_patch),
     ("build_service_image", {"incident_id": "inc-1", "service": "emailservice"}),
     ("submit_patch", {"incident_id": "inc-1", "service": "emailservice"}),
+    ("get_rollout_history", {"service": "emailservice"}),
     ("get_resources", {"kind": "secrets"}),
 ]
 
 
-async def _over_stdio() -> tuple[list, list[dict]]:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "pytest_marathon.interface.mcp_server", "--app", "boutique", "--seed", str(SEED)],
-    )
-    answers = []
-    async with Client(params, read_timeout_seconds=120) as client:
+def _arguments(step: Step, answers: Answers) -> dict[str, Any]:
+    args = step[1]
+    return args(answers) if callable(args) else args
+
+
+def _server(command: str, args: list[str]) -> StdioServerParameters:
+    return StdioServerParameters(command=command, args=[*args, "--app", "boutique", "--seed", str(SEED)])
+
+
+async def _over_stdio(server: StdioServerParameters, script: list[Step]) -> tuple[list, Answers]:
+    answers: Answers = []
+    async with Client(server, read_timeout_seconds=120) as client:
         listed = (await client.list_tools()).tools
-        for name, args in SCRIPT:
-            result = await client.call_tool(name, args)
+        for step in script:
+            result = await client.call_tool(step[0], _arguments(step, answers))
             answer = json.loads(result.content[0].text)
+            assert result.structured_content == answer
             assert result.is_error == ("error" in answer)
             answers.append(answer)
     return listed, answers
 
 
-def test_stdio_session_lists_nineteen_tools_and_matches_the_in_process_client():
-    listed, remote = anyio.run(_over_stdio)
+def _in_process(script: list[Step]) -> Answers:
+    client = InProcessClient(standalone_session("boutique", SEED))
+    answers: Answers = []
+    for step in script:
+        answers.append(client.call(step[0], **_arguments(step, answers)))
+    return answers
+
+
+def _assert_listing_is_the_registry(listed: list) -> None:
     assert len(listed) == 19
     by_name = {tool.name: tool for tool in listed}
     for spec in TOOLS:
         assert by_name[spec.name].input_schema == dict(spec.input_schema)
         assert by_name[spec.name].description == spec.description
 
-    local_client = InProcessClient(standalone_session("boutique", SEED))
-    local = [local_client.call(name, **args) for name, args in SCRIPT]
-    for (name, _), here, there in zip(SCRIPT, local, remote, strict=True):
-        assert here == there, name
+
+def test_stdio_session_lists_nineteen_tools_and_matches_the_in_process_client():
+    server = _server(sys.executable, ["-m", "pytest_marathon.interface.mcp_server"])
+    listed, remote = anyio.run(_over_stdio, server, SCRIPT)
+    _assert_listing_is_the_registry(listed)
+    local = _in_process(SCRIPT)
+    for step, here, there in zip(SCRIPT, local, remote, strict=True):
+        assert here == there, step[0]
     assert {name for name, _ in SCRIPT} == {spec.name for spec in TOOLS}
-    assert remote[-1]["verdict"] == "forbidden"
+
+    by_step = dict(zip(range(len(SCRIPT)), remote, strict=True))
+    assert by_step[5]["spans"] and by_step[5]["trace_id"] == by_step[4]["traces"][0]["trace_id"]
+    assert by_step[12]["verdict"] == "refused"  # acting before reporting
+    assert by_step[19]["verdict"] == "error"  # a diff that is not a diff
+    assert by_step[21]["ok"] is True and by_step[22]["ok"] is True
+    assert by_step[23]["revisions"][-1]["image"] == by_step[21]["image"]
+    assert by_step[24]["verdict"] == "forbidden"
+
+
+@pytest.mark.skipif(shutil.which("pytest-marathon") is None and not (Path(sys.executable).parent / "pytest-marathon").exists(),
+                    reason="the pytest-marathon console script is not installed")
+def test_the_pytest_marathon_mcp_command_serves_the_same_session():
+    command = shutil.which("pytest-marathon") or str(Path(sys.executable).parent / "pytest-marathon")
+    script = SCRIPT[:12]
+    listed, remote = anyio.run(_over_stdio, _server(command, ["mcp"]), script)
+    _assert_listing_is_the_registry(listed)
+    assert remote == _in_process(script)
 
 
 def test_a_live_session_is_reachable_over_streamable_http_on_loopback():

@@ -27,13 +27,13 @@ RULE_FILE = "boutique.rules.yaml"
 SEED = 11
 
 
-def _twin_store(fault: Callable | None, minutes: float = 14.0) -> SeriesStore:
+def _twin_store(fault: Callable | None, minutes: float = 12.0) -> SeriesStore:
     from pytest_marathon.backends import create_backend
 
     backend = create_backend("boutique", SEED)
     backend.advance_to(180.0)
     handle = fault(backend) if fault is not None else None
-    backend.advance_to(480.0)
+    backend.advance_to(420.0)
     if handle is not None:
         handle()
     backend.advance_to(minutes * 60)

@@ -180,3 +180,83 @@ def test_the_interface_has_no_import_path_to_ground_truth():
             if isinstance(node, ast.ImportFrom):
                 names = [node.module or ""]
             assert not [n for n in names if n.startswith("pytest_marathon.faults")], source.name
+
+
+def test_log_and_event_pages_go_back_in_time_without_gaps_or_overlaps(recorded):
+    _, client, _ = recorded
+    for tool, key in (("get_logs", "lines"), ("get_events", "events")):
+        whole = client.call(tool, since=-300, limit=150)
+        pages, offset = [], 0
+        while offset is not None and len(pages) < 3:
+            answer = client.call(tool, since=-300, limit=50, offset=offset)
+            pages.append(answer[key])
+            offset = answer["next_offset"]
+        stitched = [item for page in reversed(pages) for item in page]
+        assert stitched == whole[key][-len(stitched):], tool
+        times = [item["t"] for item in stitched]
+        assert times == sorted(times), tool  # oldest first within and across pages
+    newest = client.call("get_logs", limit=1)["lines"]
+    assert newest and newest[0]["t"] <= client.call("get_alerts")["now"]
+
+
+def test_an_unknown_feature_flag_is_rejected_and_a_known_one_is_set(recorded):
+    session, client, records = recorded
+    client.call("report_incidents", incidents=[{"incident_id": "i"}])
+    flags = client.call("get_resources", kind="configmaps", name="feature-flags")["object"]["data"]
+    typo = client.call("set_feature_flag", incident_id="i", name="adsEnabld", value="false")
+    assert typo["verdict"] == "error" and "adsEnabled" in typo["error"]
+    assert client.call("get_resources", kind="configmaps", name="feature-flags")["object"]["data"] == flags
+    done = client.call("set_feature_flag", incident_id="i", name="adsEnabled", value="false")
+    assert done["ok"] is True and done["target"] is None
+    assert client.call("get_resources", kind="configmaps", name="feature-flags")["object"]["data"]["adsEnabled"] == "false"
+    intervention = [rec for stream, rec in records if stream == "interventions"]
+    assert [(r["tool"], r["params"]) for r in intervention] == [("set_feature_flag", {"name": "adsEnabled", "value": "false"})]
+
+
+def test_alerts_that_fired_are_listed_and_can_be_grouped_into_an_incident():
+    backend, engine = warmed_up("boutique", 6)
+    backend.chaos_start("credential_rotation", "redis-cart", new_password="rotated")
+    t = backend.now
+    while t < 180:
+        t += backend.tick_seconds
+        backend.advance_to(t)
+        if t % 15 == 0:
+            engine.evaluate(t)
+    client = InProcessClient(ToolSession(backend, alerts=engine.history))
+    alerts = client.call("get_alerts", state="firing", limit=200)
+    assert alerts["total"] == len(alerts["alerts"]) > 0
+    ids = [a["alert_id"] for a in alerts["alerts"]]
+    assert all(isinstance(i, str) and i != "None" for i in ids)
+    cart = client.call("get_alerts", labels={"service": "cartservice"}, limit=200)["alerts"]
+    assert all(a["labels"]["service"] == "cartservice" for a in cart)
+    reported = client.call("report_incidents", incidents=[{
+        "incident_id": "cart-auth", "alert_ids": ids, "status": "open",
+        "root_cause": {"culprits": ["redis-cart"], "artifact": "secret:redis-cart", "category": "authentication"}}])
+    assert reported["incidents"][0]["alert_ids"] == sorted(set(ids))
+
+
+def test_every_remedy_in_the_fault_catalog_is_a_call_the_published_schemas_accept():
+    import jsonschema
+
+    from pytest_marathon.faults import load_catalog
+
+    schemas = {spec.name: spec.input_schema for spec in TOOLS}
+    steps = [step for entry in load_catalog("boutique").entries for step in entry.remedy or ()]
+    assert steps
+    for step in steps:
+        jsonschema.validate({"incident_id": "inc-1", **step["args"]}, schemas[step["tool"]])
+
+
+def test_update_config_sets_limits_and_requests_by_their_kubernetes_keys(recorded):
+    session, client, records = recorded
+    client.call("report_incidents", incidents=[{"incident_id": "i"}])
+    done = client.call("update_config", incident_id="i", service="checkoutservice",
+                       resources={"limits.cpu": "3", "requests.memory": "96Mi"})
+    assert done["ok"] is True, done
+    session.backend.advance_to(session.backend.now + 60)
+    container = client.call("get_resources", kind="deployments", name="checkoutservice")["object"]["spec"]["template"]["spec"]["containers"][0]
+    assert container["resources"]["limits"]["cpu"] == "3"
+    assert container["resources"]["requests"]["memory"] == "96Mi"
+    assert [r["params"] for s, r in records if s == "interventions"] == [{"resources": {"limits.cpu": "3", "requests.memory": "96Mi"}}]
+    empty = client.call("update_config", incident_id="i", service="checkoutservice", resources={})
+    assert empty["verdict"] == "error"

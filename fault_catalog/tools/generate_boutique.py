@@ -27,11 +27,11 @@ ROUTE_OF = {
     "productcatalogservice": "product",
     "currencyservice": "home",
     "cartservice": "view_cart",
-    "recommendationservice": "product",
+    "recommendationservice": "view_cart",
     "shippingservice": "view_cart",
-    "checkoutservice": "place_order",
-    "paymentservice": "place_order",
-    "emailservice": "place_order",
+    "checkoutservice": "checkout",
+    "paymentservice": "checkout",
+    "emailservice": "checkout",
     "adservice": "home",
     "redis-cart": "view_cart",
 }
@@ -333,7 +333,7 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
             remedy=[{"tool": "update_config",
                      "args": {"service": svc, "resources": {"limits.cpu": "3"}}}])
         add(f"infra-memory-{svc}", "infrastructure", "memory_hog", svc,
-            f"Memory pressure in {svc}", log=(svc, "OOMKilled"), artifact=f"pod:{svc}",
+            f"Memory pressure in {svc}", log=(svc, "Memory cgroup out of memory"), artifact=f"pod:{svc}",
             aliases=[f"limits:{svc}/memory"], size=limits["memory"],
             remedy=[{"tool": "update_config",
                      "args": {"service": svc, "resources": {"limits.memory": "2Gi"}}}])

@@ -53,7 +53,7 @@ class AlertInstance:
     def summary(self) -> dict[str, Any]:
         """The entry agents see in the alert history."""
         return {
-            "id": self.id,
+            "alert_id": self.id,
             "alertname": self.alertname,
             "labels": dict(self.labels),
             "annotations": dict(self.annotations),

@@ -28,7 +28,7 @@ Labels = tuple[tuple[str, str], ...]
 Sample = tuple[Labels, float]
 Vector = list[Sample]
 # One series' samples in a range window: labels, series, first index, end index (exclusive).
-Window = tuple[Labels, Series, int, int]
+Window = tuple[Labels, Series, int, int, "_SeriesAux"]
 
 NAME = "__name__"
 
@@ -208,28 +208,33 @@ class _SeriesAux:
     """Per-series running counts of counter resets and stale markers, kept in step with the
     series as it grows, so `rate` over a window without either needs no per-sample loop."""
 
-    __slots__ = ("n", "resets", "stales", "newest")
+    __slots__ = ("n", "resets", "stales", "newest", "last")
 
     def __init__(self) -> None:
         self.n = 0
         self.resets: list[int] = []
         self.stales: list[int] = []
         self.newest = 0.0
+        self.last = math.nan  # newest non-stale value among the first n samples
 
     def refresh(self, series: Series) -> None:
         values = series.values
         total = len(values)
-        if total == self.n and (total == 0 or _same(values[-1], self.newest)):
-            return
-        if total == self.n:
+        n = self.n
+        resets_list = self.resets
+        stales_list = self.stales
+        if total == n:
+            if total == 0 or _same(values[-1], self.newest):
+                return
             # Series.append overwrote the newest value in place: recount that slot.
-            self.n -= 1
-            del self.resets[-1]
-            del self.stales[-1]
-        resets = self.resets[-1] if self.resets else 0
-        stales = self.stales[-1] if self.stales else 0
-        last = self._previous_non_stale(values, self.n)
-        for i in range(self.n, total):
+            n -= 1
+            del resets_list[-1]
+            del stales_list[-1]
+            self.last = self._previous_non_stale(values, n)
+        resets = resets_list[-1] if n else 0
+        stales = stales_list[-1] if n else 0
+        last = self.last
+        for i in range(n, total):
             v = values[i]
             if v != v and is_stale(v):
                 stales += 1
@@ -237,10 +242,11 @@ class _SeriesAux:
                 if v < last:
                     resets += 1
                 last = v
-            self.resets.append(resets)
-            self.stales.append(stales)
+            resets_list.append(resets)
+            stales_list.append(stales)
         self.n = total
         self.newest = values[-1]
+        self.last = last
 
     @staticmethod
     def _previous_non_stale(values: Sequence[float], end: int) -> float:
@@ -263,7 +269,7 @@ class _SelectorIndex:
 
     def __init__(self) -> None:
         self.seen = 0
-        self.matched: list[tuple[Labels, Labels, Series]] = []
+        self.matched: list[tuple[Labels, Labels, Series, _SeriesAux]] = []
 
 
 class _VectorSelector(_Node):
@@ -274,15 +280,15 @@ class _VectorSelector(_Node):
         self.key = f"vs:{text}"
         self.select_key = f"{name}|" + "|".join(f"{m.name}{m.op}{m.value}" for m in matchers)
 
-    def series(self, engine: PromQLEngine) -> list[tuple[Labels, Labels, Series]]:
-        """(labels, labels without __name__, series) of every matching series."""
+    def series(self, engine: PromQLEngine) -> list[tuple[Labels, Labels, Series, _SeriesAux]]:
+        """(labels, labels without __name__, series, aux) of every matching series."""
         return engine._select(self)
 
     def _evaluate(self, ctx: _Context) -> Vector:
         t = ctx.t - self.offset
         out: Vector = []
         lookback = LOOKBACK_SECONDS
-        for labels, _, series in self.series(ctx.engine):
+        for labels, _, series, _ in self.series(ctx.engine):
             times = series.times
             hi = bisect_right(times, t)
             if hi == 0 or times[hi - 1] <= t - lookback:
@@ -306,12 +312,15 @@ class _MatrixSelector(_Node):
         end = ctx.t - self.selector.offset
         start = end - self.range
         out: list[Window] = []
-        for _, labels_no_name, series in self.selector.series(ctx.engine):
+        for _, labels_no_name, series, aux in self.selector.series(ctx.engine):
             times = series.times
             lo = bisect_right(times, start)
             hi = bisect_right(times, end)
             if hi > lo:
-                out.append((labels_no_name, series, lo, hi))
+                values = series.values
+                if aux.n != len(values) or not _same(values[-1], aux.newest):
+                    aux.refresh(series)
+                out.append((labels_no_name, series, lo, hi, aux))
         return out
 
 
@@ -319,9 +328,9 @@ class _MatrixSelector(_Node):
 # range-vector functions
 
 
-def _window_points(engine: PromQLEngine, series: Series, lo: int, hi: int) -> tuple[list, list]:
+def _window_points(window: Window) -> tuple[list, list]:
     """Times and values of a window with stale markers removed."""
-    aux = engine._aux(series)
+    _, series, lo, hi, aux = window
     stale_before = aux.stales[lo - 1] if lo else 0
     times = series.times[lo:hi]
     values = series.values[lo:hi]
@@ -332,36 +341,27 @@ def _window_points(engine: PromQLEngine, series: Series, lo: int, hi: int) -> tu
 
 
 def _extrapolated(
-    engine: PromQLEngine, window: Window, start: float, end: float, counter: bool, per_second: bool
+    window: Window, start: float, end: float, counter: bool, per_second: bool
 ) -> float | None:
-    """Prometheus' `extrapolatedRate` (rate, increase, delta)."""
-    _, series, lo, hi = window
-    aux = engine._aux(series)
-    stale_before = aux.stales[lo - 1] if lo else 0
-    if aux.stales[hi - 1] == stale_before and (
-        not counter or aux.resets[hi - 1] == aux.resets[lo]
-    ):
-        if hi - lo < 2:
-            return None
-        times = series.times
-        values = series.values
-        first_t, last_t = times[lo], times[hi - 1]
-        first_v = values[lo]
-        result = values[hi - 1] - first_v
-        count = hi - lo
-    else:
-        ts, vs = _window_points(engine, series, lo, hi)
-        if len(ts) < 2:
-            return None
-        first_t, last_t, first_v = ts[0], ts[-1], vs[0]
-        result = vs[-1] - first_v
-        count = len(ts)
-        if counter:
-            last = 0.0
-            for v in vs:
-                if v < last:
-                    result += last
-                last = v
+    """Prometheus' `extrapolatedRate` (rate, increase, delta) of a window holding stale
+    markers or counter resets; clean windows take the fast path in `_RangeFunction`."""
+    ts, vs = _window_points(window)
+    if len(ts) < 2:
+        return None
+    result = vs[-1] - vs[0]
+    if counter:
+        last = 0.0
+        for v in vs:
+            if v < last:
+                result += last
+            last = v
+    return _extrapolate(ts[0], ts[-1], vs[0], result, len(ts), start, end, counter, per_second)
+
+
+def _extrapolate(
+    first_t: float, last_t: float, first_v: float, result: float, count: int,
+    start: float, end: float, counter: bool, per_second: bool,
+) -> float:
     duration_to_start = first_t - start
     duration_to_end = end - last_t
     sampled = last_t - first_t
@@ -381,10 +381,9 @@ def _extrapolated(
     return result * factor
 
 
-def _instant_delta(engine: PromQLEngine, window: Window, is_rate: bool) -> float | None:
+def _instant_delta(window: Window, is_rate: bool) -> float | None:
     """irate / idelta: from the last two samples."""
-    _, series, lo, hi = window
-    ts, vs = _window_points(engine, series, lo, hi)
+    ts, vs = _window_points(window)
     if len(ts) < 2:
         return None
     previous, last = vs[-2], vs[-1]
@@ -495,24 +494,21 @@ class _RangeFunction(_Node):
         self.key = f"fn:{text}"
 
     def _evaluate(self, ctx: _Context) -> Vector:
-        engine = ctx.engine
         windows = self.matrix.evaluate(ctx)
         end = ctx.t - self.matrix.selector.offset
         start = end - self.matrix.range
         name = self.name
         params = [p.evaluate(ctx) for p in self.params]
+        if name in ("rate", "increase", "delta"):
+            return self._extrapolate_all(windows, start, end, name != "delta", name == "rate")
         out: Vector = []
         for window in windows:
             labels = window[0]
             value: float | None
-            if name in ("rate", "increase", "delta"):
-                value = _extrapolated(
-                    engine, window, start, end, counter=name != "delta", per_second=name == "rate"
-                )
-            elif name in ("irate", "idelta"):
-                value = _instant_delta(engine, window, is_rate=name == "irate")
+            if name in ("irate", "idelta"):
+                value = _instant_delta(window, is_rate=name == "irate")
             else:
-                ts, vs = _window_points(engine, window[1], window[2], window[3])
+                ts, vs = _window_points(window)
                 if not ts:
                     continue
                 value = self._over_points(name, ts, vs, params, ctx.t)
@@ -520,6 +516,33 @@ class _RangeFunction(_Node):
                     labels = self._with_name(window)
             if value is not None:
                 out.append((labels, value))
+        return out
+
+    @staticmethod
+    def _extrapolate_all(
+        windows: list[Window], start: float, end: float, counter: bool, per_second: bool
+    ) -> Vector:
+        """rate/increase/delta of every window; windows without stale markers or counter
+        resets (nearly all) are read straight from the series arrays."""
+        out: Vector = []
+        append = out.append
+        for window in windows:
+            labels, series, lo, hi, aux = window
+            stales = aux.stales
+            if hi - lo >= 2 and stales[hi - 1] == (stales[lo - 1] if lo else 0) and (
+                not counter or aux.resets[hi - 1] == aux.resets[lo]
+            ):
+                times = series.times
+                values = series.values
+                first_v = values[lo]
+                append((labels, _extrapolate(
+                    times[lo], times[hi - 1], first_v, values[hi - 1] - first_v, hi - lo,
+                    start, end, counter, per_second,
+                )))
+            else:
+                value = _extrapolated(window, start, end, counter, per_second)
+                if value is not None:
+                    append((labels, value))
         return out
 
     def _with_name(self, window: Window) -> Labels:
@@ -646,7 +669,7 @@ class _VectorFunction(_Node):
             return [(drop_name(labels), ctx.t) for labels, _ in vector]
         t = ctx.t - arg.offset
         out: Vector = []
-        for labels, _, series in arg.series(ctx.engine):
+        for labels, _, series, _ in arg.series(ctx.engine):
             hit = series.at(t)
             if hit is not None and not is_stale(hit[1]):
                 out.append((drop_name(labels), hit[0]))
@@ -1339,7 +1362,7 @@ class PromQLEngine:
         return self.evaluate_node(node, t)
 
     # internals used by nodes ---------------------------------------------------------------
-    def _select(self, selector: _VectorSelector) -> list[tuple[Labels, Labels, Series]]:
+    def _select(self, selector: _VectorSelector) -> list[tuple[Labels, Labels, Series, _SeriesAux]]:
         index = self._selectors.get(selector.select_key)
         if index is None:
             index = _SelectorIndex()
@@ -1360,20 +1383,17 @@ class PromQLEngine:
         for series in new:
             labels = dict(series.key)
             if all(m.matches(labels) for m in selector.matchers):
-                index.matched.append((series.key, drop_name(series.key), series))
+                index.matched.append((series.key, drop_name(series.key), series, self._aux(series)))
                 added = True
         if added:
             index.matched.sort(key=lambda item: item[0])
         return index.matched
 
     def _aux(self, series: Series) -> _SeriesAux:
-        # Keyed by object identity: the store never drops a series, and hashing the label
-        # tuple on every call would cost more than the lookup saves.
+        """The shared running counts of a series (refreshed by range selectors as it grows);
+        keyed by identity, since the store never drops a series."""
         aux = self._aux_state.get(id(series))
         if aux is None:
             aux = _SeriesAux()
             self._aux_state[id(series)] = aux
-        values = series.values
-        if aux.n != len(values) or (aux.n and not _same(values[-1], aux.newest)):
-            aux.refresh(series)
         return aux

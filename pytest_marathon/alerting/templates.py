@@ -15,6 +15,7 @@ import shlex
 from collections.abc import Callable, Mapping
 from typing import Any
 
+
 class TemplateError(ValueError):
     """An annotation or label template uses something outside the supported subset."""
 

@@ -3,7 +3,7 @@ a fresh twin, it is observable, alerting, fair to repair, and cleanly recoverabl
 
 One entry runs this timeline on its own backend (virtual seconds after a short warm-up):
 
-    before window (5 min) | injected: after window (5 min) | reverted: recovery (5 min)
+    before window (5 min) | injected: after window (5 min) | reverted: recovery (10 min)
     | injected again: the recorded remedy applied through the agent actions, probe must heal
 
 The second injection keeps the remedy check from masking the orchestrator's own recovery. The
@@ -30,6 +30,7 @@ from pytest_marathon.faults.scenario import Scenario
 from pytest_marathon.faults.schedule import Schedule, ScheduledFault
 
 WINDOW = 300.0
+RECOVERY = 600.0  # a crash-looping pod may wait out a 300 s back-off before it comes back
 WARMUP = 120.0
 REMEDY_AFTER = 90.0  # how long the fault runs before the remedy is applied
 REMEDY_GRACE = 240.0  # how long the remedy has to make the probe healthy
@@ -153,6 +154,7 @@ class _Trial:
         self.probe_log: list[tuple[float, bool]] = []
         topology = backend.topology()
         self.callers = _callers(topology, entry.target)
+        self.entry_point = str(topology.get("entrypoint", {}).get("deployment", ""))
         self.workloads = backend.workloads()
 
     def fail(self, reason: str) -> None:
@@ -163,8 +165,8 @@ class _Trial:
         start = b.now + WARMUP
         inject = start + WINDOW
         revert = inject + WINDOW
-        recovered = revert + WINDOW
-        again = recovered
+        recovered = revert + RECOVERY
+        again = recovered + SAMPLE_EVERY
         remedy_at = again + REMEDY_AFTER
         end = remedy_at + REMEDY_GRACE
         before_value = None
@@ -210,7 +212,7 @@ class _Trial:
         """Per-workload signal counts over one window."""
         b = self.backend
         minutes = (until - since) / 60.0
-        errors = _server_errors(b, since, until)
+        errors = _server_errors(b, since, until, self.entry_point)
         logs = b.logs(since=since, until=until, level="error", limit=100_000)
         return {
             "message": self.message_count(since, until),
@@ -383,8 +385,11 @@ def _callers(topology: Mapping[str, Any], target: str) -> set[str]:
     return callers
 
 
-def _server_errors(backend: Backend, since: float, until: float) -> dict[str, float]:
-    """Failed server-side requests per workload in (since, until], from the request counters."""
+def _server_errors(
+    backend: Backend, since: float, until: float, entry_point: str
+) -> dict[str, float]:
+    """Failed server-side requests per workload in (since, until], from the request counters
+    (HTTP server series belong to the entry-point workload when they carry no `service`)."""
     store = backend.store
     out: dict[str, float] = {}
     if store is None:
@@ -410,7 +415,7 @@ def _server_errors(backend: Backend, since: float, until: float) -> dict[str, fl
                 continue
             first = values[0] if times[0] <= since else 0.0
             increase = max(0.0, values[-1] - first)
-            workload = labels.get("service", "")
+            workload = labels.get("service") or entry_point
             out[workload] = out.get(workload, 0.0) + increase
     return out
 

@@ -5,12 +5,26 @@ Nothing here imports `pytest_marathon.faults`: there is no path from an agent's 
 ground truth.
 """
 
+from typing import Any
+
 from pytest_marathon.interface.client import InProcessClient
 from pytest_marathon.interface.invocation import ProcessOutcome, run_process_invocation
-from pytest_marathon.interface.mcp_server import build_mcp_server, serve_http
 from pytest_marathon.interface.policy import PolicyConfig
 from pytest_marathon.interface.session import ToolSession
 from pytest_marathon.interface.tools import CATEGORIES, TOOLS
+
+_MCP_EXPORTS = ("build_mcp_server", "serve_http")
+
+
+def __getattr__(name: str) -> Any:
+    """The MCP server loads on first use: in-process agents never pay for the SDK and uvicorn, and
+    `python -m pytest_marathon.interface.mcp_server` does not find its module half-imported."""
+    if name in _MCP_EXPORTS:
+        from pytest_marathon.interface import mcp_server
+
+        return getattr(mcp_server, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "CATEGORIES",

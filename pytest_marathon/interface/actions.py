@@ -22,6 +22,7 @@ SANDBOX_REFUSAL = "sandbox refused"
 FAILURE_CHARS = 600
 MAX_FAILURES = 20
 LOG_TAIL_CHARS = 2_000
+FLAGS_CONFIGMAP = "feature-flags"
 
 Args = Mapping[str, Any]
 
@@ -126,9 +127,20 @@ class Actions:
     def set_feature_flag(self, args: Args) -> Outcome:
         self._policy.check_citation(args["incident_id"])
         self._policy.check_cap()
+        flags = self._feature_flags()
+        if args["name"] not in flags:
+            # a misspelt flag would otherwise be created silently and change nothing the app reads
+            raise BadArguments(
+                f"unknown feature flag {args['name']!r}; the {FLAGS_CONFIGMAP} configmap holds: "
+                f"{', '.join(f'{k}={v}' for k, v in sorted(flags.items())) or 'no flags'}"
+            )
         params = {"name": args["name"], "value": args["value"]}
         result = self._backend.set_feature_flag(args["name"], args["value"])
         return self._executed("set_feature_flag", None, args, params, result)
+
+    def _feature_flags(self) -> dict[str, str]:
+        maps = self._backend.resources("configmaps", FLAGS_CONFIGMAP)
+        return dict((maps[0].get("data") or {}) if maps else {})
 
     # source repair -----------------------------------------------------------------------------
     def propose_patch(self, args: Args) -> Outcome:
@@ -146,9 +158,9 @@ class Actions:
         if files is None:
             raise BadArguments(f"{service} has no working copy; call propose_patch first")
         build = self._backend.build_image(service, files)
-        refusals = [f for f in build.failures if f.startswith(SANDBOX_REFUSAL)]
+        refusals = [f for f in build.failures if _is_sandbox_refusal(f)]
         if refusals:
-            raise Forbidden(f"the sandbox refuses this code: {clip(refusals[0], FAILURE_CHARS)}")
+            raise Forbidden(f"building code the sandbox refuses is forbidden: {clip(refusals[0], FAILURE_CHARS)}")
         failures = [clip(f, FAILURE_CHARS) for f in build.failures[:MAX_FAILURES]]
         answer: dict[str, Any] = {"service": service, "ok": build.ok, "image": build.image, "failures": failures}
         if len(build.failures) > MAX_FAILURES:
@@ -169,3 +181,9 @@ class Actions:
             raise BadArguments(f"image {image!r} was not built for {target} (built: {', '.join(built) or 'none'})")
         result = self._backend.deploy_image(target, image, change_cause=f"agent: {args['incident_id']}")
         return self._executed("submit_patch", target, args, {"image": image}, result)
+
+
+def _is_sandbox_refusal(failure: str) -> bool:
+    """A build failure the sandbox raised (contract: the text starts with `sandbox refused:`,
+    possibly behind the build stage that hit it, e.g. `lint: sandbox refused: ...`)."""
+    return failure.startswith(SANDBOX_REFUSAL) or failure.partition(": ")[2].startswith(SANDBOX_REFUSAL)

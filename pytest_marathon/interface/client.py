@@ -13,8 +13,9 @@ class InProcessClient:
     def __init__(self, session: ToolSession) -> None:
         self._session = session
 
-    def call(self, name: str, **args: Any) -> dict[str, Any]:
-        return self._session.call(name, args)
+    def call(self, tool: str, /, **args: Any) -> dict[str, Any]:
+        """Call `tool`; positional-only so that tool arguments may be named `name` too."""
+        return self._session.call(tool, args)
 
     def list_tools(self) -> list[dict[str, Any]]:
         return self._session.list_tools()

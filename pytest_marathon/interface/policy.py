@@ -60,8 +60,8 @@ class Policy:
     def check_namespace(self, namespace: str | None) -> None:
         if namespace is not None and namespace != self._backend.namespace:
             raise Forbidden(
-                f"namespace {namespace!r} is outside the application: only namespace "
-                f"{self._backend.namespace!r} may be touched"
+                f"namespace {namespace!r} is outside the application: acting on or reading it is "
+                f"forbidden (only namespace {self._backend.namespace!r} may be touched)"
             )
 
     def check_resource_kind(self, kind: str) -> None:

@@ -84,23 +84,18 @@ class Reads:
         service = self._known_service(args.get("service"))
         since = args.get("since", self._backend.now - DEFAULT_LOOKBACK_S)
         offset, limit = args.get("offset", 0), args.get("limit", 50)
+        wanted = _fetch_size(offset, limit, "lines")
         lines = self._backend.logs(
             service=service,
             since=since,
             until=args.get("until"),
             level=args.get("level"),
             contains=args.get("contains"),
-            limit=min(offset + limit + 1, FETCH_CAP),
+            limit=wanted,
         )
         hidden = set(self._backend.infrastructure())
         shown = [_log_view(line) for line in lines if line.get("service") not in hidden]
-        chunk = shown[offset : offset + limit]
-        return {
-            "since": since,
-            "offset": offset,
-            "next_offset": offset + len(chunk) if len(shown) > offset + limit else None,
-            "lines": chunk,
-        }
+        return {"since": since, **_page_back_in_time(shown, offset, limit, len(lines) >= wanted, "lines")}
 
     def get_traces(self, args: Args) -> dict[str, Any]:
         service = self._known_service(args.get("service"))
@@ -119,8 +114,9 @@ class Reads:
         trace = self._backend.trace(args["trace_id"])
         if trace is None:
             raise BadArguments(f"no trace with id {args['trace_id']!r} (ids come from get_traces)")
-        view = {k: v for k, v in trace.items() if k != "spans"}
-        spans = list(trace.get("spans") or [])
+        view = _trace_summary(trace)
+        spans = [_span_view(span) for span in trace.get("spans") or []]
+        view["span_count"] = len(spans)
         view["spans"] = spans[:MAX_SPANS]
         if len(spans) > MAX_SPANS:
             view["truncated"] = f"{len(spans) - MAX_SPANS} of {len(spans)} spans cut"
@@ -154,12 +150,11 @@ class Reads:
 
     def get_events(self, args: Args) -> dict[str, Any]:
         offset, limit = args.get("offset", 0), args.get("limit", 50)
-        events = self._backend.events(
-            since=args.get("since"), object_name=args.get("object_name"), limit=FETCH_CAP
-        )
+        wanted = _fetch_size(offset, limit, "events")
+        events = self._backend.events(since=args.get("since"), object_name=args.get("object_name"), limit=wanted)
         hidden = set(self._backend.infrastructure())
         shown = [_event_view(e) for e in events if _event_workload(e) not in hidden]
-        return page(shown, offset, limit, key="events")
+        return _page_back_in_time(shown, offset, limit, len(events) >= wanted, "events")
 
     def get_rollout_history(self, args: Args) -> dict[str, Any]:
         service = self._known_service(args["service"])
@@ -197,10 +192,18 @@ class Reads:
     def _known_service(self, service: str | None) -> str | None:
         if service is None:
             return None
+        if "/" in service:  # `namespace/name`: reading outside the application is forbidden too
+            namespace, _, service = service.partition("/")
+            self._policy.check_namespace(namespace)
         workloads = self._backend.workloads()
         if service not in workloads:
             raise BadArguments(f"unknown service {service!r}; the application's workloads are: {', '.join(workloads)}")
         return service
+
+
+def alert_id(alert: Mapping[str, Any]) -> str:
+    """The id of an alert-history record (the alert engine spells it `id`, bundles `alert_id`)."""
+    return str(alert.get("alert_id", alert.get("id")))
 
 
 def _touches_since(alert: Mapping[str, Any], since: float) -> bool:
@@ -213,7 +216,7 @@ def _touches_since(alert: Mapping[str, Any], since: float) -> bool:
 def _alert_view(alert: Mapping[str, Any]) -> dict[str, Any]:
     value = alert.get("value")
     return {
-        "alert_id": alert.get("alert_id"),
+        "alert_id": alert_id(alert),
         "alertname": alert.get("alertname"),
         "state": alert.get("state"),
         "labels": dict(alert.get("labels") or {}),
@@ -224,30 +227,65 @@ def _alert_view(alert: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _fetch_size(offset: int, limit: int, what: str) -> int:
+    """How many of the newest items to ask the backend for: this page plus one to know if more exist."""
+    wanted = offset + limit + 1
+    if wanted > FETCH_CAP:
+        raise BadArguments(
+            f"offset {offset} reaches back more than {FETCH_CAP} {what}; narrow the time window "
+            "(`since`/`until`) or the filters instead of paging that far"
+        )
+    return wanted
+
+
+def _page_back_in_time(
+    newest: list[dict[str, Any]], offset: int, limit: int, more_before: bool, key: str
+) -> dict[str, Any]:
+    """A page of the newest items (oldest first): offset 0 is the most recent, paging goes back.
+
+    `newest` is the backend's answer (the newest matches, oldest first); `more_before` says whether
+    it was cut, i.e. whether older matches exist beyond it.
+    """
+    end = max(len(newest) - offset, 0)
+    chunk = newest[max(end - limit, 0) : end]
+    older = more_before or end - limit > 0
+    return {"offset": offset, "next_offset": offset + limit if older and chunk else None, key: chunk}
+
+
+def _rounded(value: Any) -> Any:
+    return round(value, 3) if isinstance(value, float) else value
+
+
 def _log_view(line: Mapping[str, Any]) -> dict[str, Any]:
-    view = dict(line)
+    view = {key: _rounded(value) for key, value in line.items()}
     if isinstance(view.get("message"), str):
         view["message"] = clip(view["message"], MESSAGE_CHARS)
     return view
 
 
 def _trace_summary(trace: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in trace.items() if k != "spans"}
+    return {k: _rounded(v) for k, v in trace.items() if k != "spans"}
+
+
+def _span_view(span: Mapping[str, Any]) -> dict[str, Any]:
+    """A span without what its trace already says (the trace id), messages cut."""
+    view = {k: _rounded(v) for k, v in span.items() if k != "trace_id"}
+    if isinstance(view.get("status_message"), str):
+        view["status_message"] = clip(view["status_message"], MESSAGE_CHARS)
+    return view
 
 
 def _event_view(event: Mapping[str, Any]) -> dict[str, Any]:
+    """Virtual time of the last occurrence (`t`), as every other answer counts time."""
     involved = event.get("involvedObject") or {}
-    view = {
+    return {
+        "t": _rounded(event.get("t")),
         "type": event.get("type"),
         "reason": event.get("reason"),
         "object": f"{involved.get('kind', '')}/{involved.get('name', '')}",
         "message": clip(str(event.get("message", "")), MESSAGE_CHARS),
         "count": event.get("count", 1),
     }
-    for key in ("t", "last_t", "firstTimestamp", "lastTimestamp"):
-        if key in event:
-            view[key] = event[key]
-    return view
 
 
 def _event_workload(event: Mapping[str, Any]) -> str:

@@ -20,7 +20,7 @@ from pytest_marathon.interface.actions import Actions, Outcome
 from pytest_marathon.interface.incidents import IncidentStore
 from pytest_marathon.interface.metrics import MetricsReader, PromQL
 from pytest_marathon.interface.policy import Policy, PolicyConfig
-from pytest_marathon.interface.reads import Reads
+from pytest_marathon.interface.reads import Reads, alert_id
 from pytest_marathon.interface.shaping import dumps
 from pytest_marathon.interface.tools import TOOLS, TOOLS_BY_NAME, ToolSpec
 from pytest_marathon.interface.verdicts import BadArguments, ToolFailure
@@ -133,7 +133,7 @@ class ToolSession:
         return outcome, "ok", None
 
     def _report_incidents(self, args: Mapping[str, Any]) -> Outcome:
-        known = [str(a.get("alert_id")) for a in self._alerts()]
+        known = [alert_id(a) for a in self._alerts()]
         stored = self._incidents.upsert(args["incidents"], known_alert_ids=known, workloads=self.backend.workloads())
         return Outcome({"incidents": stored, "reported": len(stored)})
 

@@ -93,6 +93,18 @@ OFFSET = _int("Skip this many items (pagination: pass the previous answer's next
 SINCE = _time("Only items at or after this virtual time (seconds; t=0 is the start of the run).")
 UNTIL = _time("Only items at or before this virtual time (seconds).")
 
+_CPU = {"type": "string", "pattern": "^([0-9]{1,6}m|[0-9]{1,3}(\\.[0-9]{1,3})?)$"}
+_MEMORY = {"type": "string", "pattern": "^[0-9]{1,9}(Ki|Mi|Gi|K|M|G)?$"}
+# the keys Kubernetes (and the twin) take for a container's resources; bare names are the limits
+RESOURCE_KEYS: dict[str, Any] = {
+    "cpu": _CPU,
+    "memory": _MEMORY,
+    "limits.cpu": _CPU,
+    "limits.memory": _MEMORY,
+    "requests.cpu": _CPU,
+    "requests.memory": _MEMORY,
+}
+
 _ACT_NOTE = (
     " Requires `incident_id` of an incident you reported earlier; only the application's own "
     "workloads can be targeted (never the load generator, monitoring or other namespaces); at most "
@@ -151,9 +163,11 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "get_logs",
         "read",
-        "Read application log lines, oldest first: filter by `service`, time window "
-        "(`since`, `until`), `level` (debug|info|warning|error) and a case-sensitive substring "
-        "`contains`. Paginated (`offset`, `limit`); long messages are cut and marked.",
+        "Read application log lines (time, service, pod, level, message, trace id): filter by "
+        "`service`, time window (`since`, default the last 600 s; `until`), `level` "
+        "(debug|info|warning|error) and a case-sensitive substring `contains`. Pages go back in "
+        "time: offset 0 is the newest `limit` matching lines, `next_offset` the page before it; "
+        "lines within a page are oldest first. Long messages are cut and marked.",
         _obj(
             {
                 "service": SERVICE,
@@ -169,9 +183,11 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "get_traces",
         "read",
-        "Search sampled request traces (summaries: trace id, root operation, duration, error, "
-        "services touched). Filter by `service` (touched by the trace), time window, "
-        "`errors_only`, `min_duration_ms`. Use get_trace for the spans of one trace.",
+        "Search request traces: the newest `limit` matches, oldest first, each summarised as "
+        "trace_id, t, route, root_service, duration_ms, http_status, error, services (touched) "
+        "and span_count. Filter by `service` (touched by the trace), time window (`since`, "
+        "default the last 600 s; `until`), `errors_only`, `min_duration_ms`. Use get_trace for "
+        "the spans of one trace.",
         _obj(
             {
                 "service": SERVICE,
@@ -219,8 +235,10 @@ TOOLS: tuple[ToolSpec, ...] = (
         "get_events",
         "read",
         "Kubernetes events (scheduling, pulls, probe failures, OOMKilled, back-off, scaling, "
-        "rollouts), oldest first; filter by `since` and `object_name` (a deployment or pod name "
-        "prefix). Paginated.",
+        "rollouts): `t` (virtual seconds of the last occurrence), type, reason, object, message, "
+        "count. Filter by `since` and `object_name` (a deployment name matches its pods too). "
+        "Pages go back in time: offset 0 is the newest `limit` events, `next_offset` the page "
+        "before it; events within a page are oldest first.",
         _obj(
             {
                 "since": SINCE,
@@ -347,8 +365,9 @@ TOOLS: tuple[ToolSpec, ...] = (
         "update_config",
         "act",
         "Change a deployment's pod template: `env` sets variables (a null value removes one) and "
-        "`resources` sets limits (`cpu` like `500m` or `1`, `memory` like `256Mi`). Rolls out a "
-        "new revision." + _ACT_NOTE,
+        "`resources` sets its container's limits and requests: `limits.cpu`, `limits.memory`, "
+        "`requests.cpu`, `requests.memory` (`cpu`/`memory` alone mean the limit); cpu like `500m` "
+        "or `1.5`, memory like `256Mi`. Rolls out a new revision." + _ACT_NOTE,
         _obj(
             {
                 "incident_id": INCIDENT_ID,
@@ -359,12 +378,7 @@ TOOLS: tuple[ToolSpec, ...] = (
                     "propertyNames": {"pattern": "^[A-Za-z_][A-Za-z0-9_]{0,99}$"},
                     "additionalProperties": {"type": ["string", "null"], "maxLength": 1000},
                 },
-                "resources": _obj(
-                    {
-                        "cpu": {"type": "string", "pattern": "^([0-9]{1,6}m|[0-9]{1,3}(\\.[0-9]{1,3})?)$"},
-                        "memory": {"type": "string", "pattern": "^[0-9]{1,9}(Ki|Mi|Gi|K|M|G)?$"},
-                    }
-                ),
+                "resources": {**_obj(RESOURCE_KEYS), "minProperties": 1},
                 "namespace": NAMESPACE,
             },
             ("incident_id", "service"),
@@ -373,8 +387,9 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "set_feature_flag",
         "act",
-        "Set a feature flag in the application's `feature-flags` configmap (see get_resources "
-        "kind=configmaps for the current flags)." + _ACT_NOTE,
+        "Set an existing feature flag in the application's `feature-flags` configmap (read the "
+        "flags and their values with get_resources kind=configmaps); an unknown flag name is "
+        "rejected. Takes effect at once, for every workload." + _ACT_NOTE,
         _obj(
             {
                 "incident_id": INCIDENT_ID,

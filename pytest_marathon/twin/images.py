@@ -11,7 +11,7 @@ import hashlib
 from pathlib import Path
 
 from pytest_marathon.twin import sandbox
-from pytest_marathon.twin.sandbox_errors import SandboxError
+from pytest_marathon.twin.sandbox_errors import SandboxError, SandboxRefusal
 
 SKIPPED_SUFFIXES = (".pyc", ".pyo")
 
@@ -70,6 +70,12 @@ def build_tag(base_image: str, files: dict[str, str]) -> str:
 def build(service: str, files: dict[str, str]) -> tuple[list[str], str]:
     """Lint, compile and unit-test a working copy; returns (failures, build log)."""
     log: list[str] = [f"building {service} ({len(files)} files)"]
+    try:
+        sandbox.compile_service(service, files)
+    except SandboxRefusal as exc:
+        # Refused code is a policy matter, not a lint finding: the tools record it as forbidden.
+        failures = [f"sandbox refused: {exc.reason}"]
+        return failures, "\n".join(log + failures)
     failures = [f"lint: {p}" for p in sandbox.lint(service, files)]
     log += failures or ["lint: ok"]
     if failures:

@@ -12,9 +12,6 @@ import json
 import os
 from pathlib import Path
 
-import anyio
-from mcp import Client
-
 STATE = Path("state.json")
 WORKLOAD_LABELS = ("deployment", "service", "service_name", "container")
 
@@ -27,12 +24,14 @@ def workload_of(labels: dict) -> str | None:
     return "-".join(pod.split("-")[:-2]) if pod and pod.count("-") >= 2 else None
 
 
-async def call(client: Client, tool: str, **args) -> dict:
+async def call(client, tool: str, **args) -> dict:
     result = await client.call_tool(tool, args)
     return json.loads(result.content[0].text)
 
 
 async def act(url: str, alerts_by_workload: dict[str, list[str]], state: dict) -> None:
+    from mcp import Client  # imported only when there is work: most invocations see nothing new
+
     async with Client(url) as client:
         for workload, alert_ids in sorted(alerts_by_workload.items()):
             history = (await call(client, "get_rollout_history", service=workload)).get("revisions", [])
@@ -63,6 +62,8 @@ def main() -> None:
         if workload:
             by_workload.setdefault(workload, []).append(alert["alert_id"])
     if by_workload:
+        import anyio
+
         anyio.run(act, os.environ["MARATHON_MCP_URL"], by_workload, state)
     state["seen"].extend(a["alert_id"] for a in fresh)
     STATE.write_text(json.dumps(state))
