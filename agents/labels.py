@@ -39,8 +39,8 @@ def alert_sort_key(alert: Mapping[str, Any]) -> tuple[float, str]:
 
 
 def alert_id_of(alert: Mapping[str, Any]) -> str:
-    """An alert record's id (`alert_id`; the engine's history summaries call it `id`)."""
-    value = alert.get("alert_id", alert.get("id"))
+    """An alert record's id; a record without one is a broken hand-off, not an alert to skip."""
+    value = alert.get("alert_id")
     if value is None:
         raise ValueError(f"alert record without an id: {dict(alert)!r}")
     return str(value)

@@ -3,10 +3,17 @@
 It proves every fault can be found and repaired through the ordinary tools, and calibrates the top
 of the scorer. The runner hands it the schedule records of the faults injected so far
 (`ctx.ground_truth`, only because it declares `needs_ground_truth`; results flag the run); it
-never imports the catalog. Per fault it reports one incident holding every alert attributable to
-the fault (the scorer's rule: the alert's workload is in the fault's scope and it first fired
-within [inject, revert + 60 s]) with the exact culprits, artifact and category, and applies the
-recorded remedy through the tools as soon as such an alert has fired.
+never imports the catalog. At every invocation it files every alert attributable to a fault (the
+scorer's rule: the alert's workload is in the fault's scope and it first fired within
+[inject, revert + 60 s]) into that fault's incident with the exact culprits, artifact and
+category — `remedy: none` faults included — and applies the recorded remedy through the tools at
+the first invocation that sees such an alert.
+
+Several live faults may sit on one deployment. Applying their recorded `rollback_service` steps
+one after the other would undo each other (a second `rollout undo` returns to the revision the
+first one left), so the oracle rolls each deployment back once, to the revision that was current
+before the earliest of those faults was released, then re-applies the configuration remedies of
+live faults the rollback undid, then runs the remaining steps.
 """
 
 from __future__ import annotations
@@ -15,19 +22,27 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_marathon.agents.labels import alert_id_of, workload_of
-from pytest_marathon.agents.protocol import InvocationContext, InvocationUsage
-from pytest_marathon.agents.tooling import call_tool, report_incidents
+from pytest_marathon.agents.protocol import InvocationContext, InvocationUsage, ToolClient
+from pytest_marathon.agents.tooling import ToolOutcome, call_tool, report_incidents
 from pytest_marathon.agents.workspace import load_state, save_state
 
 STATE_FILE = "oracle_state.json"
 ATTRIBUTION_GRACE_S = 60.0
+ROLLBACK = "rollback_service"
+RECONFIGURE = "update_config"
+# The orchestrator releases a fault at the start of the tick that reaches its inject time, while
+# the live system's clock still shows the previous tick: the fault's revision may be stamped up to
+# one tick (5 s) before `inject_at`.
+RELEASE_SLACK_S = 5.0
+
+Fault = Mapping[str, Any]
 
 
-def incident_id_of(fault: Mapping[str, Any]) -> str:
+def incident_id_of(fault: Fault) -> str:
     return f"oracle-{fault['fault_id']}"
 
 
-def attributable(fault: Mapping[str, Any], alert: Mapping[str, Any]) -> bool:
+def attributable(fault: Fault, alert: Mapping[str, Any]) -> bool:
     """The scorer's attribution: workload in scope, first fired inside the fault's window."""
     fired = alert.get("fired_at")
     if fired is None:
@@ -37,9 +52,40 @@ def attributable(fault: Mapping[str, Any], alert: Mapping[str, Any]) -> bool:
     return in_window and workload in set(fault.get("scope") or ())
 
 
-def remedy_steps(fault: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def remedy_steps(fault: Fault) -> list[Mapping[str, Any]]:
     remedy = fault.get("remedy")
     return [] if remedy in (None, "none") else list(remedy)
+
+
+def step_target(step: Mapping[str, Any]) -> str | None:
+    """The deployment a remedy step changes (None for app-wide changes such as a flag)."""
+    service = (step.get("args") or {}).get("service")
+    return str(service) if service else None
+
+
+def rollback_revision(tools: ToolClient, service: str, inject_at: float) -> int | None | bool:
+    """Where to roll `service` back so no change released at or after `inject_at` stays live.
+
+    The fault's release created the first revision stamped at `inject_at` or later (less the
+    release slack); the target is the
+    newest revision older than it. Returns that revision number, `None` when the history does not
+    show the fault's revision (a plain `rollout undo` is then the best guess), or `False` when
+    the current revision predates the fault (someone already rolled back: nothing to do)."""
+    outcome = call_tool(tools, "get_rollout_history", service=service)
+    revisions = outcome.result.get("revisions") if outcome.ok else None
+    if not isinstance(revisions, list) or not revisions:
+        return None
+    dated = [r for r in revisions if isinstance(r, Mapping) and r.get("created_at") is not None]
+    current = next((r for r in dated if r.get("current")), None)
+    released = inject_at - RELEASE_SLACK_S
+    if current is not None and float(current["created_at"]) < released:
+        return False
+    introduced = [r for r in dated if float(r["created_at"]) >= released]
+    if not introduced:
+        return None
+    faulty = min(introduced, key=lambda r: (float(r["created_at"]), int(r["revision"])))
+    older = [r for r in dated if int(r["revision"]) < int(faulty["revision"])]
+    return max(int(r["revision"]) for r in older) if older else None
 
 
 class OracleAgent:
@@ -57,30 +103,38 @@ class OracleAgent:
             str(f["fault_id"]): sorted(alert_id_of(a) for a in ctx.alerts if attributable(f, a))
             for f in faults
         }
-        self._report(ctx, state, faults, alerts_of)
         self._remedy(ctx, state, faults, alerts_of)
+        self._report(ctx, state, faults, alerts_of)
         save_state(ctx.workspace, STATE_FILE, state)
         return None
 
     @staticmethod
+    def _status(fault: Fault, state: Mapping[str, Any], t: float) -> str:
+        if float(fault["revert_at"]) <= t:
+            return "resolved"
+        return "mitigated" if state["remedies"].get(str(fault["fault_id"]), {}).get("ok") else "open"
+
     def _report(
+        self,
         ctx: InvocationContext,
         state: dict[str, Any],
-        faults: Sequence[Mapping[str, Any]],
+        faults: Sequence[Fault],
         alerts_of: Mapping[str, list[str]],
     ) -> None:
+        """Upsert every fault's incident whose alerts or status changed; a fault is reported
+        as soon as one of its alerts fired, whether or not it has a remedy."""
         entries = []
         for fault in faults:
             fault_id = str(fault["fault_id"])
             alert_ids = alerts_of[fault_id]
-            if not alert_ids or state["reported"].get(fault_id) == alert_ids:
+            status = self._status(fault, state, ctx.t)
+            if not alert_ids or state["reported"].get(fault_id) == {"alerts": alert_ids, "status": status}:
                 continue
-            done = state["remedies"].get(fault_id, {}).get("ok")
             entries.append(
                 {
                     "incident_id": incident_id_of(fault),
                     "alert_ids": alert_ids,
-                    "status": "mitigated" if done else "open",
+                    "status": status,
                     "root_cause": {
                         "culprits": sorted(fault["culprits"]),
                         "artifact": fault["artifact"],
@@ -92,38 +146,107 @@ class OracleAgent:
         failed = report_incidents(ctx.tools, entries)
         for entry in entries:
             if entry["incident_id"] not in failed:
-                state["reported"][entry["incident_id"].removeprefix("oracle-")] = entry["alert_ids"]
+                fault_id = entry["incident_id"].removeprefix("oracle-")
+                state["reported"][fault_id] = {"alerts": entry["alert_ids"], "status": entry["status"]}
         state["report_errors"] = failed
 
-    @staticmethod
     def _remedy(
+        self,
         ctx: InvocationContext,
         state: dict[str, Any],
-        faults: Sequence[Mapping[str, Any]],
+        faults: Sequence[Fault],
         alerts_of: Mapping[str, list[str]],
     ) -> None:
-        """Apply due remedies, most urgent (earliest revert) first; a refusal (e.g. the
-        per-invocation mutation cap) is retried at the next invocation, an error is final."""
+        """Apply the due remedies, deployment by deployment, most urgent (earliest revert)
+        first. An action must cite a reported incident, so due incidents are reported first. A
+        refusal (the per-invocation mutation cap) leaves the fault due for the next invocation;
+        an error is final."""
         due = [
             f
             for f in faults
-            if str(f["fault_id"]) in state["reported"]
-            and alerts_of[str(f["fault_id"])]
+            if alerts_of[str(f["fault_id"])]
             and float(f["revert_at"]) > ctx.t
             and remedy_steps(f)
             and str(f["fault_id"]) not in state["remedies"]
         ]
+        if not due:
+            return
+        self._report(ctx, state, due, alerts_of)
+        due = [f for f in due if str(f["fault_id"]) in state["reported"]]
+        by_target: dict[str | None, list[Fault]] = {}
         for fault in sorted(due, key=lambda f: (float(f["revert_at"]), str(f["fault_id"]))):
-            fault_id = str(fault["fault_id"])
-            record: dict[str, Any] = {"t": ctx.t, "ok": True, "steps": []}
+            targets = {step_target(s) for s in remedy_steps(fault)}
+            by_target.setdefault(min(targets, key=lambda x: x or ""), []).append(fault)
+        for target, group in by_target.items():
+            records = {str(f["fault_id"]): {"t": ctx.t, "ok": True, "steps": []} for f in group}
+            refused = self._remedy_target(ctx, state, target, group, faults, records)
+            for fault_id, record in records.items():
+                if fault_id not in refused:
+                    state["remedies"][fault_id] = record
+
+    def _remedy_target(
+        self,
+        ctx: InvocationContext,
+        state: dict[str, Any],
+        target: str | None,
+        group: Sequence[Fault],
+        faults: Sequence[Fault],
+        records: dict[str, dict[str, Any]],
+    ) -> set[str]:
+        """Remedy the faults of one deployment; returns the ids whose remedy was refused."""
+        refused: set[str] = set()
+        rollers = [f for f in group if any(s["tool"] == ROLLBACK for s in remedy_steps(f))]
+        if rollers and target is not None:
+            earliest = min(rollers, key=lambda f: float(f["inject_at"]))
+            revision = rollback_revision(ctx.tools, target, float(earliest["inject_at"]))
+            outcome = None
+            if revision is not False:
+                args: dict[str, Any] = {"service": target, "incident_id": incident_id_of(rollers[0])}
+                if revision is not None:
+                    args["to_revision"] = revision
+                outcome = call_tool(ctx.tools, ROLLBACK, **args)
+                if outcome.result.get("verdict") == "refused":
+                    return {str(f["fault_id"]) for f in group}
+            for fault in rollers:
+                self._note(records[str(fault["fault_id"])], ROLLBACK, outcome)
+            if outcome is not None and outcome.ok:
+                self._reapply_configuration(ctx, state, target, faults)
+        for fault in group:
+            record = records[str(fault["fault_id"])]
             for step in remedy_steps(fault):
+                if step["tool"] == ROLLBACK and target is not None:
+                    continue
+                if not record["ok"]:
+                    break
                 args = dict(step.get("args") or {})
                 args["incident_id"] = incident_id_of(fault)
                 outcome = call_tool(ctx.tools, str(step["tool"]), **args)
-                record["steps"].append({"tool": step["tool"], "ok": outcome.ok, "error": outcome.error})
-                if not outcome.ok:
-                    record["ok"] = False
+                if outcome.result.get("verdict") == "refused":
+                    refused.add(str(fault["fault_id"]))
                     break
-            if not record["ok"] and outcome.result.get("verdict") == "refused":
-                continue  # not executed: try again next invocation
-            state["remedies"][fault_id] = record
+                self._note(record, str(step["tool"]), outcome)
+        return refused
+
+    @staticmethod
+    def _note(record: dict[str, Any], tool: str, outcome: ToolOutcome | None) -> None:
+        if outcome is None:
+            record["steps"].append({"tool": tool, "ok": True, "skipped": "already rolled back"})
+            return
+        record["steps"].append({"tool": tool, "ok": outcome.ok, "error": outcome.error})
+        record["ok"] = record["ok"] and outcome.ok
+
+    @staticmethod
+    def _reapply_configuration(
+        ctx: InvocationContext, state: Mapping[str, Any], target: str, faults: Sequence[Fault]
+    ) -> None:
+        """A rollback restores a whole pod template, undoing the resource/env remedies of live
+        faults on the same deployment; put them back."""
+        for fault in faults:
+            record = state["remedies"].get(str(fault["fault_id"]))
+            if record is None or not record.get("ok") or float(fault["revert_at"]) <= ctx.t:
+                continue
+            for step in remedy_steps(fault):
+                if step["tool"] == RECONFIGURE and step_target(step) == target:
+                    args = dict(step.get("args") or {})
+                    args["incident_id"] = incident_id_of(fault)
+                    call_tool(ctx.tools, RECONFIGURE, **args)

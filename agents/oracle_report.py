@@ -1,16 +1,19 @@
 """Why the oracle did not handle a fault end to end, from the run's recorded evidence.
 
-The oracle has perfect knowledge, so every fault it fails to handle points at a limit of the
-benchmark (no alert before the fault was reverted, a repair window shorter than a rollout plus the
-60 s of healthy probes the scorer demands, no recorded remedy) or at a defect of the twin or the
-catalog (a remedy that completed but did not heal the probe). This report names which, per fault,
-reading the bundle's JSONL streams and the scorer's per-fault rows.
+The oracle has perfect knowledge, so every fault it fails to handle points either at a limit of
+the benchmark (no alert before the fault was reverted, a repair window shorter than a rollout plus
+the 60 s of healthy probes the scorer demands, no recorded remedy, a probe that another live fault
+keeps failing) or at a defect of the twin, the catalog or the oracle (a remedy that errors, a
+rollout that never completes, a probe that stays unhealthy with nothing else wrong). This report
+names which, per fault, from the bundle's JSONL streams and the scorer's per-fault rows. Every
+reason is one code of `REASONS`, so a test (and a reader) can tell limits from defects.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +25,45 @@ from pytest_marathon.agents.oracle import (
 )
 
 HEALTHY_HOLD_S = 60.0
+# `event` of an interventions.jsonl record saying when an earlier intervention took effect
+# (the runner's completion record; docs/internals.md, "Bundle streams").
+COMPLETED_EVENT = "completed"
+
+LIMIT = "benchmark-limit"
+DEFECT = "defect"
+
+# Every reason `explain` may give, with what kind of cause it is. A `defect` row needs fixing
+# in the twin, the catalog, the oracle or the scorer; a `benchmark-limit` row is the schedule's
+# doing and no SRE, however ideal, could have handled that fault.
+REASONS: dict[str, str] = {
+    "no-attributable-alert": LIMIT,  # nothing in the fault's scope alerted inside its window
+    "alert-after-revert": LIMIT,  # the first attributable alert fired after the revert
+    "run-ended-before-invocation": LIMIT,  # no invocation saw the first attributable alert
+    "no-invocation-before-revert": LIMIT,  # the alert was first seen at or after the revert
+    "no-remedy": LIMIT,  # the catalog records `remedy: none`
+    "remedy-completed-too-late": LIMIT,  # took effect after the revert, or < 60 s before it
+    "masked-by-overlapping-fault": LIMIT,  # the probe failed after the repair, as did live faults' probes
+    "not-correlated": DEFECT,  # alerts were seen, yet no incident matched the fault
+    "not-located": DEFECT,  # the oracle's culprits/artifact do not match the record
+    "remedy-not-applied": DEFECT,  # the oracle saw the fault in time and did not act
+    "remedy-failed": DEFECT,  # a recorded remedy step was refused or errored
+    "rollout-never-completed": DEFECT,  # the remedy executed but never took effect
+    "probe-unhealthy-after-remedy": DEFECT,  # the probe failed after the repair, no other probe did
+    "artifact-not-corrected": DEFECT,  # the probe never failed, and the remedy left the artifact wrong
+    "scorer-disagreement": DEFECT,  # every piece of evidence says repaired
+}
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The bundle streams the reasons are read from."""
+
+    schedule: dict[str, dict[str, Any]]
+    alerts: list[dict[str, Any]]
+    invocations: list[dict[str, Any]]
+    interventions: list[dict[str, Any]]
+    calls: list[dict[str, Any]]
+    probes: list[dict[str, Any]]
 
 
 def _stream(bundle: Path, name: str) -> list[dict[str, Any]]:
@@ -31,93 +73,148 @@ def _stream(bundle: Path, name: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def _first_invocation_after(invocations: list[dict[str, Any]], t: float) -> float | None:
-    times = sorted(float(i["t"]) for i in invocations if float(i["t"]) >= t)
-    return times[0] if times else None
+def _with_completions(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Executed interventions, each with the time it took effect (merging completion records,
+    the earliest winning) — the same reading as the scorer's."""
+    done: dict[tuple[int, int], float] = {}
+    for r in records:
+        if r.get("event") == COMPLETED_EVENT and r.get("completed_at") is not None:
+            key = (int(r.get("invocation") or 0), int(r["seq"]))
+            done[key] = min(float(r["completed_at"]), done.get(key, float("inf")))
+    merged = []
+    for r in records:
+        if r.get("event") == COMPLETED_EVENT:
+            continue
+        completed = r.get("completed_at")
+        if completed is None and r.get("seq") is not None:
+            completed = done.get((int(r.get("invocation") or 0), int(r["seq"])))
+        merged.append({**r, "completed_at": completed})
+    return merged
+
+
+def load(bundle: Path) -> Evidence:
+    bundle = Path(bundle)
+    return Evidence(
+        schedule={f["fault_id"]: f for f in _stream(bundle, "schedule")},
+        alerts=[
+            {**a, "fired_at": a.get("fired_at", a.get("t"))}
+            for a in _stream(bundle, "alerts")
+            if a.get("event") == "firing"
+        ],
+        invocations=_stream(bundle, "invocations"),
+        interventions=_with_completions(_stream(bundle, "interventions")),
+        calls=_stream(bundle, "tool_calls"),
+        probes=_stream(bundle, "probes"),
+    )
 
 
 def explain(bundle: Path, score: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """One row per fault not handled end to end: fault id, catalog id, outcome and reason."""
-    bundle = Path(bundle)
-    schedule = {f["fault_id"]: f for f in _stream(bundle, "schedule")}
-    alerts = [
-        {**a, "fired_at": a.get("fired_at", a.get("t"))}
-        for a in _stream(bundle, "alerts")
-        if a.get("event") == "firing"
-    ]
-    invocations = _stream(bundle, "invocations")
-    interventions = _stream(bundle, "interventions")
-    calls = _stream(bundle, "tool_calls")
-    probes = _stream(bundle, "probes")
+    """One row per fault not handled end to end: `fault_id`, `catalog_id`, `outcome`, `reason`
+    (a code of `REASONS`), `kind` (`benchmark-limit` or `defect`) and `detail` (the evidence)."""
+    evidence = load(bundle)
     rows = []
     for row in score.get("per_fault", []):
         if row.get("outcome") == "handled":
             continue
-        fault = schedule[row["fault_id"]]
+        reason, detail = _reason(evidence.schedule[row["fault_id"]], row, evidence)
         rows.append(
             {
                 "fault_id": row["fault_id"],
                 "catalog_id": row.get("catalog_id"),
                 "outcome": row.get("outcome"),
-                "reason": _reason(fault, row, alerts, invocations, interventions, calls, probes),
+                "reason": reason,
+                "kind": REASONS[reason],
+                "detail": detail,
             }
         )
     return rows
 
 
-def _reason(
-    fault: Mapping[str, Any],
-    row: Mapping[str, Any],
-    alerts: list[dict[str, Any]],
-    invocations: list[dict[str, Any]],
-    interventions: list[dict[str, Any]],
-    calls: list[dict[str, Any]],
-    probes: list[dict[str, Any]],
-) -> str:
+def _reason(fault: Mapping[str, Any], row: Mapping[str, Any], ev: Evidence) -> tuple[str, str]:
     inject, revert = float(fault["inject_at"]), float(fault["revert_at"])
-    fired = sorted(float(a["fired_at"]) for a in alerts if attributable(fault, a))
+    fired = sorted(float(a["fired_at"]) for a in ev.alerts if attributable(fault, a))
     if not fired:
-        return (
-            f"no attributable alert: nothing in scope {fault.get('scope')} fired within "
+        return "no-attributable-alert", (
+            f"nothing in scope {fault.get('scope')} fired within "
             f"[{inject:g}, {revert + ATTRIBUTION_GRACE_S:g}] s"
         )
-    seen_at = _first_invocation_after(invocations, fired[0])
+    seen_at = min((float(i["t"]) for i in ev.invocations if float(i["t"]) >= fired[0]), default=None)
     if not row.get("correlated"):
-        return f"first attributable alert at {fired[0]:g} s but no invocation saw it before the run ended"
+        if seen_at is None:
+            return "run-ended-before-invocation", f"first attributable alert at {fired[0]:g} s"
+        return "not-correlated", f"attributable alerts seen at {seen_at:g} s, no incident matched"
     if not row.get("located"):
-        return "correlated but not located: the reported culprits/artifact differ from the record (scorer alias bug?)"
+        return "not-located", "the reported culprits/artifact differ from the schedule record"
     if not remedy_steps(fault):
-        return "no remedy recorded for this fault (remedy: none)"
+        return "no-remedy", "the catalog records remedy: none; the fault lasts until its revert"
     if fired[0] >= revert:
-        return f"no alert before revert: first attributable alert at {fired[0]:g} s, revert at {revert:g} s"
+        return "alert-after-revert", f"first attributable alert at {fired[0]:g} s, revert at {revert:g} s"
     if seen_at is None or seen_at >= revert:
-        return f"repair window too short: first alert at {fired[0]:g} s, next invocation at {seen_at} s, revert at {revert:g} s"
-    incident = incident_id_of(fault)
-    failed = [
-        c for c in calls if (c.get("args") or {}).get("incident_id") == incident and c.get("verdict") != "ok"
+        return "no-invocation-before-revert", (
+            f"first alert at {fired[0]:g} s, next invocation at {seen_at} s, revert at {revert:g} s"
+        )
+    return _repair_reason(fault, ev, seen_at)
+
+
+def _repair_reason(fault: Mapping[str, Any], ev: Evidence, seen_at: float) -> tuple[str, str]:
+    """The fault was reported in time and has a remedy: why did it not count as repaired?
+
+    As the scorer does, any executed change of a workload in the fault's scope counts (the oracle
+    may have rolled a deployment back once for several faults, citing one of them)."""
+    inject, revert = float(fault["inject_at"]), float(fault["revert_at"])
+    scope = set(fault.get("scope") or ())
+    done = [
+        i
+        for i in ev.interventions
+        if i.get("ok") and (i.get("target") is None or i["target"] in scope) and inject <= float(i["t"]) < revert
     ]
-    done = [i for i in interventions if i.get("incident_id") == incident and i.get("ok")]
     if not done:
+        incident = incident_id_of(fault)
+        failed = [
+            c
+            for c in ev.calls
+            if c.get("kind") == "act"
+            and (c.get("args") or {}).get("incident_id") == incident
+            and c.get("verdict") != "ok"
+        ]
         if failed:
             first = failed[0]
-            return f"remedy step {first.get('tool')} failed ({first.get('verdict')}): {first.get('error')}"
-        return f"remedy was not applied (alert seen at {seen_at:g} s, revert at {revert:g} s)"
-    completed = [float(i["completed_at"]) for i in done if i.get("completed_at") is not None]
+            return "remedy-failed", f"{first.get('tool')} at {first.get('t')} s: {first.get('verdict')}: {first.get('error')}"
+        return "remedy-not-applied", f"alert seen at {seen_at:g} s, revert at {revert:g} s"
+    completed = sorted(float(i["completed_at"]) for i in done if i.get("completed_at") is not None)
     if not completed:
-        return f"remedy issued at {done[0].get('t')} s but the rollout never completed before revert at {revert:g} s"
-    finish = max(completed)
-    if finish >= revert:
-        return f"repair window too short: remedy completed at {finish:g} s, after revert at {revert:g} s"
-    if revert - finish < HEALTHY_HOLD_S:
-        return (
-            f"repair window too short: remedy completed at {finish:g} s, {revert - finish:g} s before "
-            f"revert; {HEALTHY_HOLD_S:g} s of healthy probes are needed"
+        tools = ", ".join(f"{i.get('tool')}@{i.get('t')}" for i in done)
+        return "rollout-never-completed", f"changes in scope ({tools}) never took effect"
+    in_time = [c for c in completed if c < revert - HEALTHY_HOLD_S]
+    if not in_time:
+        return "remedy-completed-too-late", (
+            f"took effect at {completed[0]:g} s, revert at {revert:g} s; "
+            f"{HEALTHY_HOLD_S:g} s of healthy probes are needed"
         )
-    samples = [p for p in probes if p.get("fault_id") == fault["fault_id"] and finish <= float(p["t"]) < revert]
-    unhealthy = [float(p["t"]) for p in samples if not p.get("healthy")]
+    finish = in_time[0]
+    own = [p for p in ev.probes if p.get("fault_id") == fault["fault_id"]]
+    after = [p for p in own if finish <= float(p["t"]) < revert]
+    unhealthy = [float(p["t"]) for p in after if not p.get("healthy")]
     if unhealthy:
-        return (
-            f"remedy completed at {finish:g} s but the probe was still unhealthy at {unhealthy[-1]:g} s "
-            "(masked by an overlapping fault, or a twin/catalog defect)"
+        last = unhealthy[-1]
+        failing = sorted(
+            str(p["fault_id"])
+            for p in ev.probes
+            if float(p["t"]) == last and p.get("fault_id") != fault["fault_id"] and not p.get("healthy")
         )
-    return "remedy completed and probes healthy, yet not credited (scorer disagreement to investigate)"
+        if failing:
+            return "masked-by-overlapping-fault", (
+                f"remedy took effect at {finish:g} s; probe {fault.get('probe')} still failed at {last:g} s, "
+                f"when the probes of live faults {', '.join(failing)} failed too"
+            )
+        return "probe-unhealthy-after-remedy", (
+            f"remedy took effect at {finish:g} s; probe unhealthy at {last:g} s while no other fault's probe failed"
+        )
+    if not any(not p.get("healthy") for p in own):
+        uncorrected = [float(p["t"]) for p in after if not p.get("artifact_corrected")]
+        if uncorrected:
+            return "artifact-not-corrected", (
+                f"probe never failed; {fault.get('artifact')} still uncorrected at {uncorrected[-1]:g} s "
+                f"after the remedy took effect at {finish:g} s"
+            )
+    return "scorer-disagreement", f"remedy took effect at {finish:g} s and probes stayed healthy"

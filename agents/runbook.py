@@ -3,8 +3,10 @@
 Alerts are grouped into one incident per workload their labels name; a closed incident's workload
 alerting again opens a new incident. The fixed rule table picks one scripted action and a blamed
 category per new incident; the runbook reports the workload and category, runs the action once,
-and marks the incident resolved at the next invocation if the action succeeded. Everything it
-remembers lives in its workspace, since each invocation may be a fresh process.
+and at the next invocation closes the incident: `resolved` if the action succeeded, left `open`
+(never claimed repaired) if it failed — either way the next alert of that workload opens a new
+incident (the choice for a failed action is argued in `runbook_table.yaml`'s header). Everything
+it remembers lives in its workspace, since each invocation may be a fresh process.
 """
 
 from __future__ import annotations
@@ -85,7 +87,7 @@ class RunbookAgent:
         # alerts that fire after the closing invocation open a new incident.
         workloads = app_workloads(ctx.tools)
         new_ids = self._group(state, ctx.alerts, ctx.t, changed, workloads)
-        self._resolve_acted(state, changed)
+        self._close_acted(state, changed)
         incidents = {inc["incident_id"]: inc for inc in state["incidents"]}
         names_by_alert = {alert_id_of(a): str(a.get("alertname", "")) for a in ctx.alerts}
         for incident_id in new_ids:
@@ -93,14 +95,18 @@ class RunbookAgent:
             names = [names_by_alert.get(a, "") for a in inc["alert_ids"]]
             row = self.table.choose(names)
             inc.update(rule=row.rule, action=row.action, root_cause=root_cause(inc["workload"], row, names))
+        changed |= {i for i, inc in incidents.items() if inc.pop("report_error", None) and not inc.get("closed")}
         failed = report_incidents(ctx.tools, [self._report_entry(incidents[i]) for i in sorted(changed)])
         for incident_id, error in failed.items():
             incidents[incident_id]["report_error"] = error
-        for incident_id in new_ids:
-            inc = incidents[incident_id]
-            if incident_id in failed:
-                continue  # an action must cite a reported incident
-            outcome = perform(ctx.tools, inc["action"], inc["workload"], incident_id)
+        # Act once per incident. An action must cite a reported incident, and one the mutation
+        # cap refused was not run: both wait for the next invocation.
+        for inc in state["incidents"]:
+            if inc.get("closed") or "acted_at" in inc or inc["incident_id"] in failed:
+                continue
+            outcome = perform(ctx.tools, inc["action"], inc["workload"], inc["incident_id"])
+            if outcome.result.get("verdict") == "refused":
+                continue
             inc.update(acted_at=ctx.t, action_ok=outcome.ok, action_error=outcome.error)
         save_state(ctx.workspace, STATE_FILE, state)
         return None
@@ -115,9 +121,15 @@ class RunbookAgent:
         }
 
     @staticmethod
-    def _resolve_acted(state: dict[str, Any], changed: set[str]) -> None:
+    def _close_acted(state: dict[str, Any], changed: set[str]) -> None:
+        """An incident acted on at an earlier invocation is closed now: resolved when its action
+        succeeded; when it failed, closed without a claim of repair, so that the workload's next
+        alert opens a fresh incident (and a fresh action) instead of piling into a dead one."""
         for inc in state["incidents"]:
-            if inc["status"] == "open" and inc.get("action_ok"):
+            if inc.get("closed") or "acted_at" not in inc:
+                continue
+            inc["closed"] = True
+            if inc.get("action_ok"):
                 inc["status"] = "resolved"
                 changed.add(inc["incident_id"])
 
@@ -133,9 +145,7 @@ class RunbookAgent:
         Alerts whose labels name no workload of the application (a node, a datastore exporter's
         own name) have no incident: the runbook could neither blame nor act on them."""
         assigned: dict[str, str] = state["assigned"]
-        open_by_workload = {
-            inc["workload"]: inc for inc in state["incidents"] if inc["status"] != "resolved"
-        }
+        open_by_workload = {inc["workload"]: inc for inc in state["incidents"] if not inc.get("closed")}
         new_ids: list[str] = []
         for alert in sorted(alerts, key=alert_sort_key):
             alert_id = alert_id_of(alert)

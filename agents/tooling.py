@@ -21,10 +21,11 @@ class ToolOutcome:
     error: str = ""
 
 
-def call_tool(tools: ToolClient, name: str, **args: Any) -> ToolOutcome:
-    """Call one tool; never raises for a failure the system reported."""
+def call_tool(tools: ToolClient, tool: str, /, **args: Any) -> ToolOutcome:
+    """Call one tool; never raises for a failure the system reported. The tool name is
+    positional-only, so a tool argument may be called `name` (get_resources)."""
     try:
-        result = tools.call(name, **args)
+        result = tools.call(tool, **args)
     except Exception as exc:  # noqa: BLE001 - any refusal is an outcome, not a crash
         return ToolOutcome(False, {}, f"{type(exc).__name__}: {exc}")
     if not isinstance(result, dict):

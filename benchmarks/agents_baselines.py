@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 from pytest_marathon.agents.oracle_report import explain
@@ -51,9 +52,13 @@ def main() -> None:
             )
             if agent == "oracle":
                 unexplained.extend((seed, row) for row in explain(result.bundle, r))
-    print("\noracle: faults not handled end to end")
+    print("\noracle: faults not handled end to end (reason codes: agents/oracle_report.py REASONS)")
     for seed, row in unexplained:
-        print(f"  seed {seed} {row['fault_id']} {row['catalog_id']:<45} {row['outcome']:<22} {row['reason']}")
+        print(f"  seed {seed} {row['fault_id']} {row['catalog_id']:<45} {row['kind']:<15} {row['reason']:<28} {row['detail']}")
+    tally = Counter((row["kind"], row["reason"]) for _, row in unexplained)
+    print("\noracle: reasons over all seeds")
+    for (kind, reason), count in sorted(tally.items()):
+        print(f"  {count:>4}  {kind:<15} {reason}")
 
 
 if __name__ == "__main__":

@@ -65,7 +65,7 @@ class RunConfig:
         """Readable, filesystem-safe id: `boutique-runbook-seed1` (+ `-<scenario>` if not default)."""
         parts = [self.app, agent_slug(self.agent), f"seed{self.seed}"]
         if self.scenario != DEFAULT_SCENARIO:
-            parts.append(self.scenario)
+            parts.append(scenario_slug(self.scenario))
         return "-".join(parts)
 
     @property
@@ -89,6 +89,13 @@ def agent_slug(spec: str) -> str:
         text = text.split(":", 1)[1]
     slug = re.sub(r"[^A-Za-z0-9_.]+", "-", text).strip("-")
     return slug or "agent"
+
+
+def scenario_slug(scenario: str) -> str:
+    """A scenario's short, path-free name for ids: a built-in's name, a scenario file's stem."""
+    if Path(scenario).suffix in (".yaml", ".yml"):
+        return re.sub(r"[^A-Za-z0-9_.]+", "-", Path(scenario).stem).strip("-") or "scenario"
+    return scenario
 
 
 def parse_seeds(values: list[str] | tuple[str, ...]) -> list[int]:

@@ -90,8 +90,14 @@ class MarathonItem(pytest.Item):
             raise MarathonGateFailure("\n".join(problems))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        """A gate failure is its message alone (so the short summary names metric, value and
+        bound); any other error is shown from `runtest` down, without pytest's own frames."""
         if isinstance(excinfo.value, MarathonGateFailure):
-            return f"{self.name} failed its gates:\n{excinfo.value}"
+            return str(excinfo.value)
+        if not self.config.getoption("fulltrace", False):
+            excinfo.traceback = excinfo.traceback.cut(path=Path(__file__))
+            if style is None and self.config.getoption("tbstyle", "auto") == "auto":
+                style = "short"
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:

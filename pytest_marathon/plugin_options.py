@@ -172,6 +172,7 @@ def read_settings(config: pytest.Config) -> MarathonSettings:
                 f"--marathon-scenario: unknown scenario {scenario!r} (neither a built-in nor a "
                 f"file); choose one of: {', '.join(known_scenarios)}"
             )
+        _check_scenario(scenario)
     backend = _value(config, "marathon_backend") or DEFAULT_BACKEND
     if backend not in BACKENDS:
         raise pytest.UsageError(
@@ -218,6 +219,16 @@ def _check_agent(spec: str) -> None:
         raise pytest.UsageError(
             f"--agent: agent {spec!r} could not be created: {type(exc).__name__}: {exc}"
         ) from None
+
+
+def _check_scenario(scenario: str) -> None:
+    """A scenario file is parsed now, so a broken one stops pytest before any run starts."""
+    from pytest_marathon.faults.scenario import ScenarioError, load_scenario
+
+    try:
+        load_scenario(scenario)
+    except ScenarioError as exc:
+        raise pytest.UsageError(f"--marathon-scenario: {exc}") from None
 
 
 def _number(config: pytest.Config, ini: str, option: str) -> float | None:

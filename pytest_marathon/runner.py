@@ -2,7 +2,7 @@
 
 The order inside a tick is fixed so a run is a pure function of (release, app, scenario, seed, the
 agent's decisions): the orchestrator injects and reverts due faults, the live system runs to t,
-the entry-point SLI is recorded, and every 15 s alerts are evaluated and probes sampled. Every Δ
+agent changes whose rollout finished get their completion record, the entry-point SLI is recorded, and every 15 s alerts are evaluated and probes sampled. Every Δ
 from t = 0 the world pauses while the agent works; its actions take effect at that virtual time.
 Nothing is scored live: the sealed bundle is scored afterwards exactly as `pytest-marathon score`
 would score it.
@@ -14,7 +14,7 @@ import shutil
 import signal
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +30,7 @@ from pytest_marathon.faults import Orchestrator, load_catalog, load_scenario, sc
 from pytest_marathon.interface import InProcessClient, ToolSession, serve_http
 from pytest_marathon.results import MarathonResult, faults_from_score, metrics_from_score
 from pytest_marathon.run.baseline import DEFAULT_CACHE_DIR, NOOP_AGENT, cached_noop_bundle
+from pytest_marathon.run.completions import CompletionTracker
 from pytest_marathon.run.invoke import RevocableTools, call_with_budget
 from pytest_marathon.run.progress import ProgressSink, ProgressState, SilentProgress
 from pytest_marathon.scoring import score_bundle
@@ -47,8 +48,10 @@ class MarathonInterrupted(KeyboardInterrupt):
         self.exit_code = exit_code
 
 
-class _Terminated(Exception):
-    """SIGTERM arrived during a run."""
+class _Terminated(BaseException):
+    """SIGTERM arrived during a run. A BaseException, as KeyboardInterrupt is, because it is raised
+    wherever the main thread happens to be, usually inside the twin running service code, whose
+    `except Exception` would otherwise record it as a failed RPC and carry on."""
 
 
 def run_marathon(
@@ -73,12 +76,17 @@ def run_marathon(
 
 
 def score_run(config: RunConfig, bundle: Path, *, baseline_cache: Path | None) -> MarathonResult:
-    """Score a sealed bundle; the noop baseline comes from the cache (computed on first use)."""
+    """Score a sealed bundle; the noop baseline comes from the cache (computed on first use).
+
+    A noop run is its own baseline: it seeds the cache with a copy of itself when the cache has
+    none, and its result names the cached baseline like every other run's, so a result never
+    depends on which run of a grid (or which xdist worker) filled the cache."""
     noop: Path | None = None
-    if config.agent == NOOP_AGENT:
+    if baseline_cache is not None:
+        fill = _copy_of(bundle) if config.agent == NOOP_AGENT else record_noop
+        noop = cached_noop_bundle(config, baseline_cache, fill)
+    elif config.agent == NOOP_AGENT:
         noop = bundle
-    elif baseline_cache is not None:
-        noop = cached_noop_bundle(config, baseline_cache, record_noop)
     report = score_bundle(bundle, noop=noop)
     data: Mapping[str, Any] = report if isinstance(report, Mapping) else report.to_json()
     return MarathonResult(
@@ -97,6 +105,16 @@ def score_run(config: RunConfig, bundle: Path, *, baseline_cache: Path | None) -
 
 def record_noop(config: RunConfig) -> Path:
     return record_marathon(config)
+
+
+def _copy_of(bundle: Path) -> Callable[[RunConfig], Path]:
+    """A baseline writer that copies an already sealed noop bundle instead of re-running it."""
+
+    def copy(noop: RunConfig) -> Path:
+        shutil.copytree(bundle, noop.bundle_dir)
+        return noop.bundle_dir
+
+    return copy
 
 
 def record_marathon(
@@ -147,6 +165,7 @@ class _Marathon:
     agent: Any
     progress: ProgressSink
     recorder: Any = None
+    completions: CompletionTracker | None = None
     active: dict[str, float] = field(default_factory=dict)
     firing: set[str] = field(default_factory=set)
     injected: list[dict[str, Any]] = field(default_factory=list)
@@ -164,6 +183,7 @@ class _Marathon:
             shutil.rmtree(bundle)
         bundle.parent.mkdir(parents=True, exist_ok=True)
         self.recorder = Recorder(bundle, self._manifest())
+        self.completions = CompletionTracker(backend)
         session = ToolSession(
             backend, alerts=engine.history, sink=self._append, mutation_cap=config.mutation_cap
         )
@@ -186,6 +206,8 @@ class _Marathon:
                     self._append("schedule", record)
                     self.injected.append(record)
                 backend.advance_to(t)
+                for completion in self.completions.completed(t):
+                    self._append("interventions", completion)
                 for sample in backend.sli_samples(since=last_sli):
                     if sample.t > last_sli:
                         self._append("sli", _sli_record(sample))
@@ -274,6 +296,8 @@ class _Marathon:
                 self.firing.add(record["alert_id"])
             else:
                 self.firing.discard(record["alert_id"])
+        elif stream == "interventions" and self.completions is not None:
+            self.completions.watch(record)
         self.recorder.append(stream, record)
 
     def _show(self, t: float, horizon: float, n: int, invocations: int) -> None:

@@ -30,10 +30,11 @@ def sample_ids():
     catalog = load_catalog("boutique")
     code = next(e.id for e in catalog if e.category == "code")
     setting = next(e.id for e in catalog if e.id.startswith("cfg-host-frontend"))
-    chaos = next(e.id for e in catalog if e.id.startswith("dep-down-cartservice"))
+    chaos = next(e.id for e in catalog if e.id == "net-partition-frontend-cartservice")
     return [code, setting, chaos]
 
 
+@pytest.mark.slow
 def test_representative_entries_are_admitted_with_evidence(sample_ids):
     result = run_cli("validate-catalog", "--app", "boutique", "--json", "--only", *sample_ids)
     report = json.loads(result.stdout)

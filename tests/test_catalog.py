@@ -108,6 +108,7 @@ def test_missing_patch_file_and_missing_field_are_named(catalog, tmp_path):
     ).unlink()
     with pytest.raises(CatalogError, match=r"field 'injection.patch'.*not found"):
         load_catalog("boutique", tmp_path)
+    shutil.copytree(SHIPPED / "patches", tmp_path / "patches", dirs_exist_ok=True)
     data = yaml.safe_load(path.read_text())
     del data["target"]
     path.write_text(yaml.safe_dump(data))

@@ -79,7 +79,9 @@ def test_a_code_fault_ships_as_an_ordinary_release_and_its_revert_restores_the_i
 
 def test_a_direct_fault_runs_its_chaos_experiment_and_rolls_it_back(catalog):
     entry = next(
-        e for e in catalog if e.mechanism == "direct" and e.id.startswith("dep-down-cartservice")
+        e
+        for e in catalog
+        if e.mechanism == "direct" and e.id == "net-partition-frontend-cartservice"
     )
     backend = create_backend("boutique", 3)
     orchestrator = Orchestrator(backend, single(entry, 30.0, 330.0))

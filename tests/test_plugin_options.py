@@ -97,3 +97,20 @@ def test_help_lists_the_marathon_group(pytester: pytest.Pytester) -> None:
     text = result.stdout.str()
     for option in ("--marathon-app", "--agent", "--marathon-compare-fail", "marathon_seed"):
         assert option in text
+
+
+def test_a_scenario_file_is_validated_and_named_by_its_stem(pytester: pytest.Pytester) -> None:
+    shipped = pytester.path.joinpath("scenarios")
+    shipped.mkdir()
+    shipped.joinpath("broken.yaml").write_text("name: broken\nwarmup_s: 300\n")
+    message = _usage_error(pytester, "--marathon-app=boutique", "--agent=noop",
+                           "--marathon-scenario=scenarios/broken.yaml")
+    assert "broken.yaml" in message and "'arrivals'" in message
+    shipped.joinpath("two faults.yaml").write_text(
+        "name: two\ndescription: two faults\nwarmup_s: 300\ninjection_window_s: 600\n"
+        "observation_s: 300\narrivals: 2\nintensity: {start: 1.0, end: 1.0}\n"
+        "lifetime_s: {min: 240, max: 360}\nmax_concurrent: 2\n"
+    )
+    result = pytester.runpytest_subprocess("--collect-only", "-q", "--marathon-app=boutique",
+                                           "--agent=noop", "--marathon-scenario=scenarios/two faults.yaml")
+    assert "marathon[boutique-noop-seed1-two-faults]" in result.outlines

@@ -165,3 +165,38 @@ def test_functions_and_range_query() -> None:
 def test_unsupported_or_bad_promql_names_the_construct(query: str, construct: str) -> None:
     with pytest.raises(PromQLError, match=construct):
         PromQLEngine(SeriesStore()).instant(query, 0.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(st.sampled_from(["grow", "grow", "grow", "reset", "stale", "overwrite"]),
+                  st.floats(min_value=0, max_value=50, allow_nan=False)),
+        min_size=3, max_size=40,
+    ),
+)
+def test_rate_while_the_store_grows_equals_rate_on_the_finished_store(steps: list[tuple[str, float]]) -> None:
+    """The alert engine evaluates while samples arrive (it tracks resets and stale markers
+    incrementally); a query over the finished store sees later resets and markers too and
+    reads windows sample by sample. Both must give the same numbers at every time."""
+    growing = SeriesStore()
+    live = PromQLEngine(growing)
+    queries = ("rate(c[1m])", "increase(c[45s])", "delta(c[1m])", "irate(c[1m])")
+    seen: list[tuple[float, str, list]] = []
+    value, t = 0.0, 0.0
+    for kind, amount in steps:
+        if kind == "overwrite":  # a second sample at the same time replaces the newest
+            live.instant(queries[0], t - 0.5)  # the live engine has seen the value it replaces
+            value += amount
+            growing.append("c", {}, t, value)
+            continue
+        seen.extend((t, q, live.instant(q, t)) for q in queries)
+        t += 15.0
+        if kind == "stale":
+            growing.append("c", {}, t, STALE_NAN)
+        else:
+            value = amount if kind == "reset" else value + amount
+            growing.append("c", {}, t, value)
+    seen.extend((t, q, live.instant(q, t)) for q in queries)
+    finished = PromQLEngine(growing)
+    assert [(at, q, finished.instant(q, at)) for at, q, _ in seen] == seen

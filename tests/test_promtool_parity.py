@@ -1,5 +1,6 @@
 """Parity with real Prometheus: promtool runs our rule pack on the same series and must see
-exactly the alerts (labels and rendered annotations) our engine has firing, at every evaluation.
+exactly the alerts our engine has firing, at every evaluation (with their rendered annotations on
+the synthetic cluster, whose values are exact).
 
 Data: series recorded from twin runs (healthy and under faults) plus a synthetic exporter-shaped
 cluster that drives the rules the twin's faults do not reach, so every rule fires somewhere.
@@ -27,19 +28,6 @@ RULE_FILE = "boutique.rules.yaml"
 SEED = 11
 
 
-def _twin_store(fault: Callable | None, minutes: float = 12.0) -> SeriesStore:
-    from pytest_marathon.backends import create_backend
-
-    backend = create_backend("boutique", SEED)
-    backend.advance_to(180.0)
-    handle = fault(backend) if fault is not None else None
-    backend.advance_to(420.0)
-    if handle is not None:
-        handle()
-    backend.advance_to(minutes * 60)
-    return backend.store
-
-
 def _chaos(kind: str, target: str, **params: object) -> Callable:
     def start(backend):  # noqa: ANN001 - the twin backend
         handle = backend.chaos_start(kind, target, **params)
@@ -56,19 +44,49 @@ def _scale_to_zero(deployment: str) -> Callable:
     return start
 
 
-TWIN_CASES: dict[str, Callable | None] = {
-    "healthy": None,
-    "redis-down": _chaos("datastore_outage", "redis-cart"),
-    "payment-scaled-to-zero": _scale_to_zero("paymentservice"),
-    "cart-cpu-hog": _chaos("cpu_hog", "cartservice"),
-}
+def _bad_env(deployment: str, variable: str, value: str) -> Callable:
+    def start(backend):  # noqa: ANN001
+        good = backend.artifact_value(f"env:{deployment}/{variable}")
+        backend.release(deployment, env={variable: value}, change_cause="parity fault")
+        return lambda: backend.release(deployment, env={variable: good}, change_cause="parity revert")
+
+    return start
 
 
-def _parity(store: SeriesStore, tmp_path: Path, end: float | None = None) -> dict[str, int]:
+#: (start, stop, fault) on one twin run: faults overlap so one promtool run covers them all.
+FAULT_TIMELINE: tuple[tuple[float, float, Callable], ...] = (
+    (120.0, 330.0, _chaos("datastore_outage", "redis-cart")),
+    (120.0, 330.0, _chaos("cpu_hog", "cartservice")),
+    (360.0, 570.0, _scale_to_zero("paymentservice")),
+    (360.0, 570.0, _chaos("memory_hog", "recommendationservice", size="400Mi")),
+    (360.0, 570.0, _bad_env("frontend", "AD_SERVICE_ADDR", "adservice:9556")),
+)
+
+
+def _twin_store(end: float = 780.0) -> SeriesStore:
+    """One healthy warm-up, two waves of overlapping faults, and the recovery after them."""
+    from pytest_marathon.backends import create_backend
+
+    backend = create_backend("boutique", SEED)
+    changes = sorted({t for start, stop, _ in FAULT_TIMELINE for t in (start, stop)})
+    stops: dict[float, list[Callable]] = {}
+    for t in changes:
+        backend.advance_to(t)
+        for undo in stops.pop(t, []):
+            undo()
+        for start, stop, fault in FAULT_TIMELINE:
+            if start == t:
+                stops.setdefault(stop, []).append(fault(backend))
+    backend.advance_to(end)
+    return backend.store
+
+
+def _parity(store: SeriesStore, tmp_path: Path, *, annotations: bool = True) -> dict[str, int]:
     pack = load_rule_pack("boutique")
     first = min(s.times[0] for s in store if len(s.times))
     last = max(s.times[-1] for s in store if len(s.times))
-    test = build_unit_test(pack, store, rule_file=RULE_FILE, start=first - 5.0, end=end or last)
+    test = build_unit_test(pack, store, rule_file=RULE_FILE, start=first - 5.0, end=last,
+                           annotations=annotations)
     assert test.errors == []
     ok, output = run_promtool(test, pack, tmp_path)
     assert ok, output[:4000]
@@ -81,10 +99,8 @@ def test_synthetic_cluster_fires_every_rule_and_promtool_agrees(tmp_path: Path) 
     assert silent == [], f"rules never firing in the synthetic cluster: {silent}"
 
 
-@pytest.mark.parametrize("case", sorted(TWIN_CASES))
-def test_twin_runs_match_promtool(case: str, tmp_path: Path) -> None:
-    try:
-        store = _twin_store(TWIN_CASES[case])
-    except Exception as exc:  # the fault API or twin may reject a target while it evolves
-        pytest.fail(f"twin run {case!r} failed: {exc}")
-    _parity(store, tmp_path)
+def test_twin_run_under_faults_matches_promtool(tmp_path: Path) -> None:
+    # Firing sets only: rendered values of long real runs depend on promtool's summation order.
+    counts = _parity(_twin_store(), tmp_path, annotations=False)
+    fired = sorted(name for name, n in counts.items() if n)
+    assert len(fired) >= 20, f"the faulted twin run exercises too few rules: {fired}"

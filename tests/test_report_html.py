@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from pytest_marathon.cli import main
 
@@ -16,16 +18,25 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
-    root = tmp_path_factory.mktemp("report")
-    bundles = []
-    for seed in (1, 2):
-        assert main(["run", "--app", "boutique", "--agent", "noop", "--seed", str(seed),
-                     "--scenario", "short-5", "--out", str(root / "b"),
-                     "--baseline-cache", str(root / "cache")]) == 0
-        bundles.append(str(root / "b" / f"boutique-noop-seed{seed}-short-5"))
+    """Two runs and their report, made once even when xdist spreads this module over workers
+    (they share the parent of their base temp dirs; a file lock elects one to write it)."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
+    root = root / "report"
     html = root / "report.html"
-    assert main(["report", *bundles, "-o", str(html)]) == 0
-    return html, len(bundles)
+    seeds = (1, 2)
+    root.mkdir(exist_ok=True)
+    with FileLock(str(root / "report.lock")):
+        if not html.is_file():
+            bundles = []
+            for seed in seeds:
+                assert main(["run", "--app", "boutique", "--agent", "noop", "--seed", str(seed),
+                             "--scenario", "short-5", "--out", str(root / "b"),
+                             "--baseline-cache", str(root / "cache")]) == 0
+                bundles.append(str(root / "b" / f"boutique-noop-seed{seed}-short-5"))
+            assert main(["report", *bundles, "-o", str(html)]) == 0
+    return html, len(seeds)
 
 
 def test_report_is_self_contained(report: tuple[Path, int]) -> None:

@@ -120,7 +120,10 @@ def test_quiet_scenario_schedules_nothing():
 
 def test_bad_scenario_file_names_the_field(tmp_path: Path):
     path = tmp_path / "broken.yaml"
-    path.write_text("name: broken\nwarmup_s: 300\ninjection_window_s: -5\n")
+    shipped = Path(__file__).parents[1] / "scenarios" / "marathon.yaml"
+    path.write_text(
+        shipped.read_text().replace("injection_window_s: 3600", "injection_window_s: -5")
+    )
     with pytest.raises(ScenarioError, match=r"broken.yaml.*injection_window_s"):
         load_scenario(path)
     with pytest.raises(ScenarioError, match="unknown scenario 'nope'"):

@@ -94,6 +94,17 @@ def test_credential_rotation_breaks_cart_until_its_pods_restart(twin: Twin) -> N
     assert twin.probe({"kind": "request", "route": "/cart"})
 
 
+def test_rolling_back_a_rotation_keeps_clients_that_took_the_new_credential(twin: Twin) -> None:
+    rotation = twin.chaos_start("credential_rotation", "redis-cart")
+    twin.advance_to(60.0)
+    twin.restart("cartservice")  # its pods now hold the rotated password
+    twin.advance_to(150.0)
+    twin.chaos_stop(rotation)
+    twin.advance_to(300.0)
+    assert twin.probe({"kind": "request", "route": "/cart"})
+    assert not twin.logs(service="cartservice", level="error", contains="WRONGPASS", since=160.0, limit=1)
+
+
 def test_redis_maxmemory_rejects_writes(twin: Twin) -> None:
     twin.chaos_start("redis_maxmemory", "redis-cart")
     twin.advance_to(300.0)

@@ -39,7 +39,29 @@ ROUTE_OF = {
 # their symptom is checked with a direct call instead of a page.
 RPC_PROBE = {
     "adservice": ("GetAds", {"context_keys": ["clothing"]}),
-    "emailservice": ("SendOrderConfirmation", {}),
+    "emailservice": (
+        "SendOrderConfirmation",
+        {
+            "email": "someone@example.com",
+            "order": {
+                "order_id": "9f2c",
+                "shipping_tracking_id": "KQ-1-2",
+                "shipping_cost": {"currency_code": "USD", "units": 8, "nanos": 990000000},
+                "shipping_address": {
+                    "street_address": "1600 Amphitheatre Parkway",
+                    "city": "Mountain View",
+                    "country": "United States",
+                    "zip_code": 94043,
+                },
+                "items": [
+                    {
+                        "item": {"product_id": "6E92ZMYYFZ", "quantity": 1},
+                        "cost": {"currency_code": "USD", "units": 8, "nanos": 990000000},
+                    }
+                ],
+            },
+        },
+    ),
 }
 
 
@@ -112,7 +134,9 @@ class Writer:
         self.written: list[str] = []
         self.scopes = scopes
 
-    def entry(self, entry_id: str, body: dict[str, Any], chaos: dict[str, Any] | None = None) -> None:
+    def entry(
+        self, entry_id: str, body: dict[str, Any], chaos: dict[str, Any] | None = None
+    ) -> None:
         path = OUT / f"{entry_id}.yaml"
         if entry_id in self.scopes:  # keep the scope admission measured
             body["scope"] = self.scopes[entry_id]
@@ -151,36 +175,73 @@ def configuration(w: Writer, app: dict[str, Any]) -> None:
                 "target": caller,
                 "culprits": [caller],
                 # the request that goes through this setting
-                "probe": probe_for(host if caller == "frontend" else caller),
+                "probe": probe_for(host if caller == "frontend" else caller)
+                | ({"currency": "EUR"} if host == "currencyservice" else {}),
                 "artifact": f"env:{caller}/{var}",
                 "aliases": [],
             }
             dashed = host.replace("service", "-service") if "service" in host else f"{host}-primary"
-            w.entry(f"cfg-host-{caller}-{short}", {
-                **base,
-                "log": {"service": caller, "message": "no such host"},
-                "change_cause": f"Point {var} at the {dashed} alias from the service naming cleanup",
-                "injection": {"env": {var: f"{dashed}:{port}"}},
-                "recovery": f"Restore {var}={value}",
-                "remedy": rollback(caller),
-            })
-            w.entry(f"cfg-port-{caller}-{short}", {
-                **base,
-                "log": {"service": caller, "message": "connection refused"},
-                "change_cause": f"Use the new {host} port in {var}",
-                "injection": {"env": {var: f"{host}:{int(port) + 1}"}},
-                "recovery": f"Restore {var}={value}",
-                "remedy": rollback(caller),
-            })
-            if caller in ("frontend", "checkoutservice", "cartservice") or host == "productcatalogservice":
-                w.entry(f"cfg-cleared-{caller}-{short}", {
+            # recommendationservice passes call errors up without logging; its caller logs them
+            emitter = "frontend" if caller == "recommendationservice" else caller
+            w.entry(
+                f"cfg-host-{caller}-{short}",
+                {
                     **base,
-                    "log": {"service": caller, "message": "missing port in address"},
-                    "change_cause": f"Move {var} to the shared service defaults",
-                    "injection": {"env": {var: ""}},
+                    "log": {"service": emitter, "message": "no such host"},
+                    "change_cause": f"Point {var} at the {dashed} alias from the service naming cleanup",
+                    "injection": {"env": {var: f"{dashed}:{port}"}},
                     "recovery": f"Restore {var}={value}",
                     "remedy": rollback(caller),
-                })
+                },
+            )
+            w.entry(
+                f"cfg-port-{caller}-{short}",
+                {
+                    **base,
+                    "log": {"service": emitter, "message": "connection refused"},
+                    "change_cause": f"Use the new {host} port in {var}",
+                    "injection": {"env": {var: f"{host}:{int(port) + 1}"}},
+                    "recovery": f"Restore {var}={value}",
+                    "remedy": rollback(caller),
+                },
+            )
+            if (
+                caller in ("frontend", "checkoutservice", "cartservice")
+                or host == "productcatalogservice"
+            ):
+                w.entry(
+                    f"cfg-cleared-{caller}-{short}",
+                    {
+                        **base,
+                        "log": {"service": emitter, "message": "missing port in address"},
+                        "change_cause": f"Move {var} to the shared service defaults",
+                        "injection": {"env": {var: ""}},
+                        "recovery": f"Restore {var}={value}",
+                        "remedy": rollback(caller),
+                    },
+                )
+            # the neighbouring line's address pasted in: it connects, but to the wrong API
+            others = [
+                v
+                for k, v in sorted(dep.get("env", {}).items())
+                if k.endswith("_ADDR")
+                and ":" in v
+                and k != var
+                and deps.get(v.split(":")[0], {}).get("kind") == "grpc"
+            ]
+            if others and host in deps and deps[host].get("kind") == "grpc":
+                pasted = others[0]
+                w.entry(
+                    f"cfg-pasted-{caller}-{short}",
+                    {
+                        **base,
+                        "log": {"service": emitter, "message": "Unimplemented"},
+                        "change_cause": f"Sync {var} with the service address list",
+                        "injection": {"env": {var: pasted}},
+                        "recovery": f"Restore {var}={value}",
+                        "remedy": rollback(caller),
+                    },
+                )
     callers = callers_of(app)
     for svc, dep in sorted(deps.items()):
         if dep.get("kind") == "datastore":
@@ -188,90 +249,53 @@ def configuration(w: Writer, app: dict[str, Any]) -> None:
         port = int(dep["port"])
         probes = dep.get("probes", {})
         # listener moved: PORT and probes agree on the new port, the Service still targets the old
-        if "PORT" in dep.get("env", {}) and svc != "frontend":
+        if "PORT" in dep.get("env", {}) and svc != "frontend" and svc not in TOLERATED:
             new_probes = {k: {**v, "port": port + 10} for k, v in probes.items()}
             caller = callers.get(svc, [("frontend", "")])[0][0]
-            w.entry(f"cfg-listener-port-{svc}", {
-                "category": "configuration",
-                "mechanism": "change",
-                "target": svc,
-                "culprits": [svc],
-                "probe": probe_for(svc),
-                "artifact": f"env:{svc}/PORT",
-                "aliases": [f"probe:{svc}/readiness"],
-                "log": {"service": caller, "message": "connection refused"},
-                "change_cause": f"Serve {svc} on {port + 10} to free {port} for the metrics sidecar",
-                "injection": {"env": {"PORT": str(port + 10)}, "probes": new_probes},
-                "recovery": f"Restore PORT={port} and the probes on {port}",
-                "remedy": rollback(svc),
-            })
+            w.entry(
+                f"cfg-listener-port-{svc}",
+                {
+                    "category": "configuration",
+                    "mechanism": "change",
+                    "target": svc,
+                    "culprits": [svc],
+                    "probe": probe_for(svc),
+                    "artifact": f"env:{svc}/PORT",
+                    "aliases": [f"probe:{svc}/readiness"],
+                    "log": {"service": caller, "message": "connection refused"},
+                    "change_cause": f"Serve {svc} on {port + 10} to free {port} for the metrics sidecar",
+                    "injection": {"env": {"PORT": str(port + 10)}, "probes": new_probes},
+                    "recovery": f"Restore PORT={port} and the probes on {port}",
+                    "remedy": rollback(svc),
+                },
+            )
         if "liveness" in probes:
             bad = {**probes["liveness"], "port": port + 1}
-            w.entry(f"cfg-liveness-{svc}", {
-                "category": "configuration",
-                "mechanism": "change",
-                "target": svc,
-                "culprits": [svc],
-                "probe": {"kind": "deployment_ready", "deployment": svc},
-                "artifact": f"probe:{svc}/liveness",
-                "aliases": [],
-                "log": {"service": svc, "message": "Liveness probe failed"},
-                "change_cause": f"Tighten the {svc} liveness check to the admin port",
-                "injection": {"probes": {"liveness": bad}},
-                "recovery": "Restore the liveness probe",
-                "remedy": rollback(svc),
-            })
-        base_mi = int(str(dep.get("base_memory", "32Mi")).removesuffix("Mi"))
-        w.entry(f"cfg-memory-limit-{svc}", {
-            "category": "configuration",
-            "mechanism": "change",
-            "target": svc,
-            "culprits": [svc],
-            "probe": probe_for(svc),
-            "artifact": f"limits:{svc}/memory",
-            "aliases": [],
-            "log": {"service": svc, "message": "OOMKilled"},
-            "change_cause": f"Right-size {svc} memory to its measured footprint",
-            "injection": {"resources": {"limits.memory": f"{base_mi + 2}Mi"}},
-            "recovery": f"Restore the memory limit {dep['resources']['limits']['memory']}",
-            "remedy": rollback(svc),
-        })
-        w.entry(f"cfg-cpu-limit-{svc}", {
-            "category": "configuration",
-            "mechanism": "change",
-            "target": svc,
-            "culprits": [svc],
-            "probe": probe_for(svc),
-            "artifact": f"limits:{svc}/cpu",
-            "aliases": [],
-            "log": {"service": callers.get(svc, [(svc, "")])[0][0], "message": "context deadline exceeded"},
-            "change_cause": f"Lower {svc} CPU limit to pack more replicas per node",
-            "injection": {"resources": {"limits.cpu": "5m"}},
-            "recovery": f"Restore the CPU limit {dep['resources']['limits']['cpu']}",
-            "remedy": rollback(svc),
-        })
+            w.entry(
+                f"cfg-liveness-{svc}",
+                {
+                    "category": "configuration",
+                    "mechanism": "change",
+                    "target": svc,
+                    "culprits": [svc],
+                    "probe": {"kind": "deployment_ready", "deployment": svc},
+                    "artifact": f"probe:{svc}/liveness",
+                    "aliases": [],
+                    "log": {"service": svc, "message": "Liveness probe failed"},
+                    "change_cause": f"Tighten the {svc} liveness check to the admin port",
+                    "injection": {"probes": {"liveness": bad}},
+                    "recovery": "Restore the liveness probe",
+                    "remedy": rollback(svc),
+                },
+            )
 
 
 def deployment(w: Writer, app: dict[str, Any]) -> None:
     deps = app["deployments"]
     names = [n for n, d in sorted(deps.items()) if d.get("kind") != "datastore"]
-    for svc in names:
-        image = deps[svc]["image"]
-        repo = image.split(":")[0]
-        w.entry(f"dep-image-tag-{svc}", {
-            "category": "deployment",
-            "mechanism": "change",
-            "target": svc,
-            "culprits": [svc],
-            "probe": {"kind": "deployment_ready", "deployment": svc},
-            "artifact": f"image:{svc}",
-            "aliases": [],
-            "log": {"service": svc, "message": "Failed to pull image"},
-            "change_cause": f"Release {repo} v0.10.7",
-            "injection": {"image": f"{repo}:v0.10.7"},
-            "recovery": f"Restore the image {image}",
-            "remedy": rollback(svc),
-        })
+    # A tag that does not exist only stalls the rollout: the RollingUpdate keeps the old pod
+    # serving, so there is no user-visible symptom and admission rejects it. Deployment faults
+    # here are manifests that ship an image which starts but serves the wrong API.
     callers = callers_of(app)
     for svc in names:
         if svc == "frontend":
@@ -282,20 +306,23 @@ def deployment(w: Writer, app: dict[str, Any]) -> None:
         if sibling == "frontend":
             sibling = names[(names.index(svc) + 2) % len(names)]
         caller = callers.get(svc, [("frontend", "")])[0][0]
-        w.entry(f"dep-wrong-image-{svc}", {
-            "category": "deployment",
-            "mechanism": "change",
-            "target": svc,
-            "culprits": [svc],
-            "probe": probe_for(svc),
-            "artifact": f"image:{svc}",
-            "aliases": [],
-            "log": {"service": caller, "message": "Unimplemented"},
-            "change_cause": f"Bump {svc} to the v0.10.6 release image",
-            "injection": {"image": deps[sibling]["image"]},
-            "recovery": f"Restore the image {deps[svc]['image']}",
-            "remedy": rollback(svc),
-        })
+        w.entry(
+            f"dep-wrong-image-{svc}",
+            {
+                "category": "deployment",
+                "mechanism": "change",
+                "target": svc,
+                "culprits": [svc],
+                "probe": probe_for(svc),
+                "artifact": f"image:{svc}",
+                "aliases": [],
+                "log": {"service": caller, "message": "Unimplemented"},
+                "change_cause": f"Bump {svc} to the v0.10.6 release image",
+                "injection": {"image": deps[sibling]["image"]},
+                "recovery": f"Restore the image {deps[svc]['image']}",
+                "remedy": rollback(svc),
+            },
+        )
 
 
 def direct(w: Writer, app: dict[str, Any]) -> None:
@@ -306,79 +333,183 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
     def caller_of(svc: str) -> str:
         return callers.get(svc, [(svc, "")])[0][0]
 
-    def add(entry_id: str, category: str, kind: str, target: str, title: str, *, log: tuple[str, str],
-            artifact: str, remedy: Any, culprits: list[str] | None = None, probe: Any = None,
-            aliases: list[str] | None = None, **params: Any) -> None:
-        w.entry(entry_id, {
-            "category": category,
-            "mechanism": "direct",
-            "target": target,
-            "culprits": culprits or [target],
-            "probe": probe or probe_for(target),
-            "artifact": artifact,
-            "aliases": aliases or [],
-            "log": {"service": log[0], "message": log[1]},
-            "recovery": f"Stop the {kind.replace('_', ' ')} on {target}",
-            "remedy": remedy,
-        }, experiment(title, kind, target, **params))
+    def add(
+        entry_id: str,
+        category: str,
+        kind: str,
+        target: str,
+        title: str,
+        *,
+        log: tuple[str, str],
+        artifact: str,
+        remedy: Any,
+        culprits: list[str] | None = None,
+        probe: Any = None,
+        aliases: list[str] | None = None,
+        **params: Any,
+    ) -> None:
+        w.entry(
+            entry_id,
+            {
+                "category": category,
+                "mechanism": "direct",
+                "target": target,
+                "culprits": culprits or [target],
+                "probe": probe or probe_for(target),
+                "artifact": artifact,
+                "aliases": aliases or [],
+                "log": {"service": log[0], "message": log[1]},
+                "recovery": f"Stop the {kind.replace('_', ' ')} on {target}",
+                "remedy": remedy,
+            },
+            experiment(title, kind, target, **params),
+        )
 
     for svc in services:
         limits = deps[svc]["resources"]["limits"]
-        add(f"infra-pod-kill-{svc}", "infrastructure", "pod_kill", svc, f"Kill {svc} pods",
-            log=(caller_of(svc), "no healthy upstream"), artifact=f"pod:{svc}",
-            remedy=[{"tool": "scale_service", "args": {"service": svc, "replicas": 2}}])
-        add(f"infra-cpu-hog-{svc}", "infrastructure", "cpu_hog", svc, f"CPU hog in {svc}",
-            log=(caller_of(svc), "context deadline exceeded"), artifact=f"pod:{svc}",
-            aliases=[f"limits:{svc}/cpu"], cores=2.0,
-            remedy=[{"tool": "update_config",
-                     "args": {"service": svc, "resources": {"limits.cpu": "3"}}}])
-        add(f"infra-memory-{svc}", "infrastructure", "memory_hog", svc,
-            f"Memory pressure in {svc}", log=(svc, "Memory cgroup out of memory"), artifact=f"pod:{svc}",
-            aliases=[f"limits:{svc}/memory"], size=limits["memory"],
-            remedy=[{"tool": "update_config",
-                     "args": {"service": svc, "resources": {"limits.memory": "2Gi"}}}])
+        add(
+            f"infra-pod-kill-{svc}",
+            "infrastructure",
+            "pod_kill",
+            svc,
+            f"Kill {svc} pods",
+            log=(caller_of(svc), "no healthy upstream"),
+            artifact=f"pod:{svc}",
+            remedy=[{"tool": "scale_service", "args": {"service": svc, "replicas": 2}}],
+        )
+        add(
+            f"infra-cpu-hog-{svc}",
+            "infrastructure",
+            "cpu_hog",
+            svc,
+            f"CPU hog in {svc}",
+            log=(caller_of(svc), "context deadline exceeded"),
+            artifact=f"pod:{svc}",
+            aliases=[f"limits:{svc}/cpu"],
+            cores=2.0,
+            remedy=[
+                {
+                    "tool": "update_config",
+                    "args": {"service": svc, "resources": {"limits.cpu": "3"}},
+                }
+            ],
+        )
+        add(
+            f"infra-memory-{svc}",
+            "infrastructure",
+            "memory_hog",
+            svc,
+            f"Memory pressure in {svc}",
+            log=(svc, "Memory cgroup out of memory"),
+            artifact=f"pod:{svc}",
+            aliases=[f"limits:{svc}/memory"],
+            size=limits["memory"],
+            remedy=[
+                {
+                    "tool": "update_config",
+                    "args": {"service": svc, "resources": {"limits.memory": "2Gi"}},
+                }
+            ],
+        )
         if svc in TOLERATED:
             continue  # callers only log a warning: slowness of these is not observable
-        add(f"dep-slow-{svc}", "dependency", "network_delay", svc, f"{svc} answers slowly",
-            log=(caller_of(svc), "context deadline exceeded"), artifact=f"pod:{svc}",
-            aliases=[f"network:{svc}"], remedy="none", delay_ms=4000)
+        add(
+            f"dep-slow-{svc}",
+            "dependency",
+            "network_delay",
+            svc,
+            f"{svc} answers slowly",
+            log=(caller_of(svc), "context deadline exceeded"),
+            artifact=f"pod:{svc}",
+            aliases=[f"network:{svc}"],
+            remedy="none",
+            delay_ms=4000,
+        )
     for caller, callee in LATENCY_PAIRS:
-        add(f"net-latency-{caller}-{callee}", "database-network", "network_delay", callee,
-            f"Network delay between {caller} and {callee}", culprits=[callee],
-            log=(caller, "context deadline exceeded"), artifact=f"network:{callee}",
-            remedy="none", delay_ms=3500, peer=caller)
+        add(
+            f"net-latency-{caller}-{callee}",
+            "database-network",
+            "network_delay",
+            callee,
+            f"Network delay between {caller} and {callee}",
+            culprits=[callee],
+            log=(caller, "context deadline exceeded"),
+            artifact=f"network:{callee}",
+            remedy="none",
+            delay_ms=3500,
+            peer=caller,
+        )
     for svc in sorted(LOSSY):
-        add(f"net-loss-{svc}", "database-network", "network_loss", svc,
-            f"Packet loss to {svc}", log=(caller_of(svc), "Unavailable"),
-            artifact=f"network:{svc}", remedy="none", loss=0.6)
+        add(
+            f"net-loss-{svc}",
+            "database-network",
+            "network_loss",
+            svc,
+            f"Packet loss to {svc}",
+            log=(caller_of(svc), "connection reset by peer"),
+            artifact=f"network:{svc}",
+            remedy="none",
+            loss=0.6,
+        )
     for caller, callee in PARTITIONS:
-        add(f"net-partition-{caller}-{callee}", "database-network", "partition",
-            callee, f"Partition between {caller} and {callee}",
-            log=(caller, "Unavailable"), artifact=f"network:{callee}", remedy="none",
-            culprits=[callee], peer=caller)
-    add("dep-redis-outage", "dependency", "datastore_outage", "redis-cart", "redis-cart outage",
-        log=("cartservice", "UnableToConnect"), artifact="pod:redis-cart", remedy="none")
-    add("db-redis-maxmemory", "database-network", "redis_maxmemory", "redis-cart",
-        "redis-cart maxmemory exhausted", log=("cartservice", "OOM command not allowed"),
-        artifact="pod:redis-cart", remedy=restart("redis-cart"), maxmemory="1Mi")
+        add(
+            f"net-partition-{caller}-{callee}",
+            "database-network",
+            "partition",
+            callee,
+            f"Partition between {caller} and {callee}",
+            log=(caller, "context deadline exceeded"),
+            artifact=f"network:{callee}",
+            remedy="none",
+            culprits=[callee],
+            peer=caller,
+        )
+    add(
+        "dep-redis-outage",
+        "dependency",
+        "datastore_outage",
+        "redis-cart",
+        "redis-cart outage",
+        log=("cartservice", "UnableToConnect"),
+        artifact="pod:redis-cart",
+        remedy="none",
+    )
+    # redis maxmemory: the twin's redis-cart accepted cart writes under every maxmemory tried
+    # (1Mi), so the entry failed admission; it returns when the datastore model enforces it.
     nodes = [f"node:{n['name']}" for n in app["nodes"]]
     for svc in NODE_TARGETS:
-        add(f"infra-node-{svc}", "infrastructure", "node_failure", svc,
-            f"The node hosting {svc} fails", log=(caller_of(svc), "no healthy upstream"),
-            artifact=f"pod:{svc}", aliases=nodes, remedy=restart(svc))
-    w.entry("auth-redis-rotated", {
-        "category": "authentication",
-        "mechanism": "direct",
-        "target": "cartservice",
-        "culprits": ["cartservice"],
-        "probe": probe_for("cartservice"),
-        "artifact": "secret:redis-cart-credentials",
-        "aliases": ["env:cartservice/REDIS_PASSWORD"],
-        "log": {"service": "cartservice", "message": "WRONGPASS"},
-        "recovery": "Restore the previous redis-cart password",
-        "remedy": restart("cartservice"),
-    }, experiment("redis-cart password rotated", "credential_rotation", "redis-cart",
-                  new_password="c4rt-2024-q3"))
+        add(
+            f"infra-node-{svc}",
+            "infrastructure",
+            "node_failure",
+            svc,
+            f"The node hosting {svc} fails",
+            log=(caller_of(svc), "no healthy upstream"),
+            artifact=f"pod:{svc}",
+            aliases=nodes,
+            remedy=restart(svc),
+        )
+    w.entry(
+        "auth-redis-rotated",
+        {
+            "category": "authentication",
+            "mechanism": "direct",
+            "target": "cartservice",
+            "culprits": ["cartservice"],
+            "probe": probe_for("cartservice"),
+            "artifact": "secret:redis-cart-credentials",
+            "aliases": ["env:cartservice/REDIS_PASSWORD"],
+            "log": {"service": "cartservice", "message": "WRONGPASS"},
+            "recovery": "Restore the previous redis-cart password",
+            "remedy": restart("cartservice"),
+        },
+        experiment(
+            "redis-cart password rotated",
+            "credential_rotation",
+            "redis-cart",
+            new_password="c4rt-2024-q3",
+        ),
+    )
 
 
 def main() -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -205,15 +205,20 @@ def _compile_matcher(m: Any) -> _Matcher:
 
 
 class _SeriesAux:
-    """Per-series running counts of counter resets and stale markers, kept in step with the
-    series as it grows, so `rate` over a window without either needs no per-sample loop."""
+    """Where a series last held a stale marker and a counter reset, kept in step with the
+    series as it grows, so `rate` over a window without either needs no per-sample loop.
 
-    __slots__ = ("n", "resets", "stales", "newest", "last")
+    Only the newest positions are kept (not one count per sample): a window starting after
+    both is clean, which is the case for nearly every window an alert rule reads; any other
+    window is checked sample by sample, so the answer never depends on this shortcut.
+    """
+
+    __slots__ = ("n", "last_stale", "last_reset", "newest", "last")
 
     def __init__(self) -> None:
         self.n = 0
-        self.resets: list[int] = []
-        self.stales: list[int] = []
+        self.last_stale = -1  # index of the newest stale marker
+        self.last_reset = -1  # index of the newest sample below the non-stale sample before it
         self.newest = 0.0
         self.last = math.nan  # newest non-stale value among the first n samples
 
@@ -221,40 +226,22 @@ class _SeriesAux:
         values = series.values
         total = len(values)
         n = self.n
-        resets_list = self.resets
-        stales_list = self.stales
-        if total == n:
-            if total == 0 or _same(values[-1], self.newest):
-                return
-            # Series.append overwrote the newest value in place: recount that slot.
-            n -= 1
-            del resets_list[-1]
-            del stales_list[-1]
-            self.last = self._previous_non_stale(values, n)
-        resets = resets_list[-1] if n else 0
-        stales = stales_list[-1] if n else 0
+        if total == n or (n and not _same(values[n - 1], self.newest)):
+            # Series.append overwrote the newest value in place: recount from the start.
+            self.__init__()  # type: ignore[misc]
+            n = 0
         last = self.last
         for i in range(n, total):
             v = values[i]
             if v != v and is_stale(v):
-                stales += 1
+                self.last_stale = i
             else:
                 if v < last:
-                    resets += 1
+                    self.last_reset = i
                 last = v
-            resets_list.append(resets)
-            stales_list.append(stales)
         self.n = total
         self.newest = values[-1]
         self.last = last
-
-    @staticmethod
-    def _previous_non_stale(values: Sequence[float], end: int) -> float:
-        for i in range(end - 1, -1, -1):
-            v = values[i]
-            if not (v != v and is_stale(v)):
-                return v
-        return math.nan
 
 
 def _same(a: float, b: float) -> bool:
@@ -323,6 +310,47 @@ class _MatrixSelector(_Node):
                 out.append((labels_no_name, series, lo, hi, aux))
         return out
 
+    def extrapolate(self, ctx: _Context, counter: bool, per_second: bool) -> Vector:
+        """rate/increase/delta straight off the series arrays (the hot path of every rule):
+        windows without stale markers or counter resets skip building a window at all."""
+        end = ctx.t - self.selector.offset
+        start = end - self.range
+        out: Vector = []
+        append = out.append
+        for _, labels, series, aux in self.selector.series(ctx.engine):
+            times = series.times
+            values = series.values
+            n = len(values)
+            newest = values[-1]
+            seen = aux.n
+            if seen == n - 1 and seen and newest == newest and values[seen - 1] == aux.newest:
+                # One new plain sample since the last look (the usual case): count it here.
+                if newest < aux.last:
+                    aux.last_reset = seen
+                aux.last = aux.newest = newest
+                aux.n = n
+            elif seen != n or not (newest == aux.newest or _same(newest, aux.newest)):
+                aux.refresh(series)
+            lo = bisect_right(times, start)
+            hi = bisect_right(times, end, lo)
+            if hi - lo < 2:
+                continue
+            if aux.last_stale < lo and (not counter or aux.last_reset <= lo):
+                first_v = values[lo]
+                change = values[hi - 1] - first_v
+                if change == 0.0:
+                    # An idle counter: any extrapolation factor (finite, positive) gives 0.
+                    append((labels, 0.0))
+                    continue
+                append((labels, _extrapolate(
+                    times[lo], times[hi - 1], first_v, change, hi - lo, start, end, counter, per_second,
+                )))
+            else:
+                value = _extrapolated((labels, series, lo, hi, aux), start, end, counter, per_second)
+                if value is not None:
+                    append((labels, value))
+        return out
+
 
 # ------------------------------------------------------------------------------------------
 # range-vector functions
@@ -331,10 +359,9 @@ class _MatrixSelector(_Node):
 def _window_points(window: Window) -> tuple[list, list]:
     """Times and values of a window with stale markers removed."""
     _, series, lo, hi, aux = window
-    stale_before = aux.stales[lo - 1] if lo else 0
     times = series.times[lo:hi]
     values = series.values[lo:hi]
-    if aux.stales[hi - 1] == stale_before:
+    if aux.last_stale < lo:
         return times, values
     keep = [i for i, v in enumerate(values) if not (v != v and is_stale(v))]
     return [times[i] for i in keep], [values[i] for i in keep]
@@ -494,13 +521,11 @@ class _RangeFunction(_Node):
         self.key = f"fn:{text}"
 
     def _evaluate(self, ctx: _Context) -> Vector:
-        windows = self.matrix.evaluate(ctx)
-        end = ctx.t - self.matrix.selector.offset
-        start = end - self.matrix.range
         name = self.name
-        params = [p.evaluate(ctx) for p in self.params]
         if name in ("rate", "increase", "delta"):
-            return self._extrapolate_all(windows, start, end, name != "delta", name == "rate")
+            return self.matrix.extrapolate(ctx, name != "delta", name == "rate")
+        windows = self.matrix.evaluate(ctx)
+        params = [p.evaluate(ctx) for p in self.params]
         out: Vector = []
         for window in windows:
             labels = window[0]
@@ -516,33 +541,6 @@ class _RangeFunction(_Node):
                     labels = self._with_name(window)
             if value is not None:
                 out.append((labels, value))
-        return out
-
-    @staticmethod
-    def _extrapolate_all(
-        windows: list[Window], start: float, end: float, counter: bool, per_second: bool
-    ) -> Vector:
-        """rate/increase/delta of every window; windows without stale markers or counter
-        resets (nearly all) are read straight from the series arrays."""
-        out: Vector = []
-        append = out.append
-        for window in windows:
-            labels, series, lo, hi, aux = window
-            stales = aux.stales
-            if hi - lo >= 2 and stales[hi - 1] == (stales[lo - 1] if lo else 0) and (
-                not counter or aux.resets[hi - 1] == aux.resets[lo]
-            ):
-                times = series.times
-                values = series.values
-                first_v = values[lo]
-                append((labels, _extrapolate(
-                    times[lo], times[hi - 1], first_v, values[hi - 1] - first_v, hi - lo,
-                    start, end, counter, per_second,
-                )))
-            else:
-                value = _extrapolated(window, start, end, counter, per_second)
-                if value is not None:
-                    append((labels, value))
         return out
 
     def _with_name(self, window: Window) -> Labels:
@@ -726,26 +724,41 @@ class _HistogramQuantile(_Node):
         self.q = q
         self.vector = vector
         self.key = f"fn:{text}"
+        # Bucket label sets repeat every evaluation: parse each one's `le` once.
+        self._buckets: dict[Labels, tuple[Labels, float]] = {}
 
     def _evaluate(self, ctx: _Context) -> Vector:
         q = self.q.evaluate(ctx)
         groups: dict[Labels, list[tuple[float, float]]] = {}
+        buckets_of = self._buckets
         for labels, v in self.vector.evaluate(ctx):
-            le = None
-            rest = []
-            for kv in labels:
-                if kv[0] == "le":
-                    le = kv[1]
-                elif kv[0] != NAME:
-                    rest.append(kv)
-            if le is None:
-                continue
-            try:
-                bound = float(le)
-            except ValueError:
-                continue
-            groups.setdefault(tuple(rest), []).append((bound, v))
+            bucket = buckets_of.get(labels)
+            if bucket is None:
+                bucket = buckets_of[labels] = _bucket_of(labels)
+            if bucket is not _NOT_A_BUCKET:
+                groups.setdefault(bucket[0], []).append((bucket[1], v))
         return [(labels, _bucket_quantile(q, buckets)) for labels, buckets in groups.items()]
+
+
+_NOT_A_BUCKET: tuple[Labels, float] = ((), math.nan)
+
+
+def _bucket_of(labels: Labels) -> tuple[Labels, float]:
+    """(labels without `le` and `__name__`, upper bound) of a bucket sample, or _NOT_A_BUCKET
+    for a sample without a numeric `le` (histogram_quantile ignores those)."""
+    le = None
+    rest = []
+    for kv in labels:
+        if kv[0] == "le":
+            le = kv[1]
+        elif kv[0] != NAME:
+            rest.append(kv)
+    if le is None:
+        return _NOT_A_BUCKET
+    try:
+        return tuple(rest), float(le)
+    except ValueError:
+        return _NOT_A_BUCKET
 
 
 def _bucket_quantile(q: float, buckets: list[tuple[float, float]]) -> float:
@@ -872,9 +885,11 @@ class _Aggregate(_Node):
         if op == "sum":
             # The hot path of every ratio rule: accumulate in input order, as Prometheus does.
             totals: dict[Labels, float] = {}
-            group_key = self._group_key
+            known = self._keys
             for labels, v in vector:
-                key = group_key(labels)
+                key = known.get(labels)
+                if key is None:
+                    key = self._group_key(labels)
                 totals[key] = totals.get(key, 0.0) + v
             return list(totals.items())
         param = self.param.evaluate(ctx) if self.param is not None else None

@@ -32,6 +32,7 @@ class UnitTest:
     evaluations: int
     firing_counts: dict[str, int] = field(default_factory=dict)
     errors: list[dict[str, Any]] = field(default_factory=list)
+    annotations: bool = True
 
 
 def promtool_path() -> str | None:
@@ -80,11 +81,16 @@ def build_unit_test(
     interval: float = 15.0,
     resolution: float = 5.0,
     namespace: str = "boutique",
+    annotations: bool = True,
 ) -> UnitTest:
     """Evaluate `pack` on `store` at start, start+interval, …, end and build the promtool test.
 
     Promtool time 0 is `start`; input samples are placed on a `resolution` grid, so every sample
-    time minus `start` must be a multiple of it and must not be a multiple of `interval`."""
+    time minus `start` must be a multiple of it and must not be a multiple of `interval`.
+
+    With `annotations=False` only the firing alert sets are compared (promtool then gets the pack
+    without annotations): promtool loads series in random order, so sums over long real runs can
+    differ from ours in the last bit and flip a rounded `{{ $value }}` without any rule disagreeing."""
     engine = AlertEngine(pack, store, namespace, interval)
     steps = int(math.floor((end - start) / interval + 1e-9))
     input_series = []
@@ -114,9 +120,10 @@ def build_unit_test(
         by_rule: dict[str, list[dict[str, Any]]] = {rule.name: [] for rule in pack.rules}
         for alert in firing:
             labels = {k: v for k, v in alert["labels"].items() if k != "alertname"}
-            by_rule[alert["alertname"]].append(
-                {"exp_labels": labels, "exp_annotations": alert["annotations"]}
-            )
+            expected_alert: dict[str, Any] = {"exp_labels": labels}
+            if annotations:
+                expected_alert["exp_annotations"] = alert["annotations"]
+            by_rule[alert["alertname"]].append(expected_alert)
         for name, expected in by_rule.items():
             if expected:
                 firing_counts[name] += 1
@@ -135,7 +142,17 @@ def build_unit_test(
             }
         ],
     }
-    return UnitTest(document, steps + 1, firing_counts, list(engine.errors))
+    return UnitTest(document, steps + 1, firing_counts, list(engine.errors), annotations)
+
+
+def _pack_text(pack: RulePack, annotations: bool) -> str:
+    if annotations:
+        return pack.text
+    document = yaml.safe_load(pack.text)
+    for group in document.get("groups", []):
+        for rule in group.get("rules", []):
+            rule.pop("annotations", None)
+    return yaml.safe_dump(document, sort_keys=False, width=1 << 20)
 
 
 def run_promtool(test: UnitTest, pack: RulePack, workdir: str | Path) -> tuple[bool, str]:
@@ -145,7 +162,8 @@ def run_promtool(test: UnitTest, pack: RulePack, workdir: str | Path) -> tuple[b
         raise FileNotFoundError("promtool is not installed (Debian package 'prometheus')")
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
-    (workdir / test.document["rule_files"][0]).write_text(pack.text, encoding="utf-8")
+    rule_text = _pack_text(pack, test.annotations)
+    (workdir / test.document["rule_files"][0]).write_text(rule_text, encoding="utf-8")
     test_file = workdir / "parity.test.yaml"
     test_file.write_text(yaml.safe_dump(test.document, sort_keys=False, width=1 << 20))
     proc = subprocess.run(

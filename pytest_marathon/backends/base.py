@@ -108,6 +108,12 @@ class Backend(Protocol):
 
     def rollout_history(self, deployment: str) -> list[dict[str, Any]]: ...
 
+    def rollout_completed_at(self, deployment: str, revision: int | None = None) -> float | None:
+        """Virtual time the rollout of `revision` (default: the current one) completed, i.e. the
+        change an action started took effect; None while it is in progress or once a later
+        revision superseded it. The runner polls this to record when interventions completed,
+        because `ActionResult.completes_at` is only known at call time."""
+
     def source(
         self, service: str, *, revision: int | None = None, path: str | None = None
     ) -> dict[str, str]:

@@ -24,7 +24,7 @@ from pytest_marathon.results import (
     leaderboard,
     metrics_from_score,
 )
-from pytest_marathon.run.baseline import baseline_path
+from pytest_marathon.run.baseline import NOOP_AGENT, baseline_path
 
 __all__ = ["result_from_bundle", "write_report"]
 
@@ -64,7 +64,7 @@ def _section(result: MarathonResult) -> dict[str, object]:
         for name in ("schedule", "alerts", "reports", "interventions", "sli")
     }
     noop_sli = None
-    if result.noop_bundle is not None and result.noop_bundle != result.bundle:
+    if result.noop_bundle is not None and result.agent != NOOP_AGENT:
         noop_sli = read_bundle(result.noop_bundle, allow_incomplete=True).stream("sli")
     run_id = f"{result.app}-{result.agent}-seed{result.seed}-{result.scenario}"
     horizon = max((r["t"] for r in streams["sli"]), default=60.0)

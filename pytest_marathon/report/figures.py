@@ -19,6 +19,8 @@ matplotlib.use("Agg")
 from matplotlib import pyplot as plt  # noqa: E402 - the backend must be chosen first
 from matplotlib.patches import Patch  # noqa: E402
 
+from pytest_marathon.scoring.evidence import COMPLETED_EVENT  # noqa: E402
+
 CATEGORY_COLOURS = {
     "code": "#d62728",
     "dependency": "#9467bd",
@@ -85,7 +87,7 @@ def timeline_png(
     top.scatter(fired, [lanes["alerts"]] * len(fired), marker="|", color="#d62728", s=60)
     reported = [r["t"] / 60 for r in streams.get("reports", ())]
     top.scatter(reported, [lanes["reports"]] * len(reported), marker="o", color="#1f77b4", s=12)
-    acted = streams.get("interventions", ())
+    acted = [a for a in streams.get("interventions", ()) if a.get("event") != COMPLETED_EVENT]
     top.scatter(
         [a["t"] / 60 for a in acted], [lanes["actions"]] * len(acted), marker="^",
         c=["#2ca02c" if a.get("ok") else "#7f7f7f" for a in acted], s=24,

@@ -8,6 +8,7 @@ when sealed, so a crash never leaves a half-written baseline that looks valid.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -18,15 +19,21 @@ from pathlib import Path
 from filelock import FileLock
 
 from pytest_marathon import RELEASE
-from pytest_marathon.config import RunConfig
+from pytest_marathon.config import RunConfig, scenario_slug
 
 NOOP_AGENT = "noop"
 DEFAULT_CACHE_DIR = Path(".marathon") / "noop"
 
 
 def baseline_path(config: RunConfig, cache_dir: Path) -> Path:
+    """Cache entry of config's baseline; a scenario file is keyed by its content as well, since
+    two files may share a name but not a schedule."""
     release = re.sub(r"[^A-Za-z0-9_.]+", "-", RELEASE)
-    name = f"{config.app}-{config.scenario}-seed{config.seed}-{config.backend}"
+    scenario = scenario_slug(config.scenario)
+    if scenario != config.scenario:
+        content = Path(config.scenario).read_bytes()
+        scenario += "-" + hashlib.sha256(content).hexdigest()[:12]
+    name = f"{config.app}-{scenario}-seed{config.seed}-{config.backend}"
     return Path(cache_dir) / release / name
 
 

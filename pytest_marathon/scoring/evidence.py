@@ -20,6 +20,9 @@ from .attribution import artifact_forms, normalise_artifact, normalise_culprits,
 #: (telemetry and rule `for:` windows lag the revert).
 ATTRIBUTION_GRACE_S = 60.0
 
+#: `event` of an `interventions.jsonl` record saying when an earlier intervention took effect.
+COMPLETED_EVENT = "completed"
+
 
 class ScoreRefusal(Exception):
     """The bundle(s) cannot be scored as asked; the message says why."""
@@ -133,20 +136,7 @@ def load_evidence(bundle: Bundle) -> Evidence:
         (_report(r) for r in bundle.stream("reports")),
         key=lambda r: r.key,
     )
-    interventions = sorted(
-        (
-            Intervention(
-                key=_order_key(r),
-                t=_num(r.get("t")),
-                target=None if r.get("target") is None else str(r["target"]).strip().lower(),
-                incident_id=None if r.get("incident_id") is None else str(r["incident_id"]),
-                ok=bool(r.get("ok")),
-                completed_at=None if r.get("completed_at") is None else float(r["completed_at"]),
-            )
-            for r in bundle.stream("interventions")
-        ),
-        key=lambda i: i.key,
-    )
+    interventions = _interventions(bundle.stream("interventions"))
     tool_calls = sorted(bundle.stream("tool_calls"), key=_order_key)
     probes: dict[str, list[ProbeSample]] = defaultdict(list)
     for r in bundle.stream("probes"):
@@ -176,6 +166,42 @@ def load_evidence(bundle: Bundle) -> Evidence:
     )
     evidence.attributable = _attribution(faults, alerts)
     return evidence
+
+
+def _interventions(records: list[dict[str, Any]]) -> list[Intervention]:
+    """Executed interventions, each with the time it took effect.
+
+    A change still rolling out when executed is recorded with `completed_at` null; the runner
+    appends a completion record (`event: completed`, same `invocation` and `seq`) once it took
+    effect. Completion records are merged into their intervention, never counted as one; the
+    earliest completion wins should a bundle hold several."""
+    completions: dict[tuple[int, int], float] = {}
+    executed = []
+    for r in records:
+        if r.get("event") == COMPLETED_EVENT:
+            if r.get("seq") is None or r.get("completed_at") is None:
+                continue
+            ref = (int(r.get("invocation") or 0), int(r["seq"]))
+            done = float(r["completed_at"])
+            completions[ref] = min(done, completions.get(ref, done))
+        else:
+            executed.append(r)
+    interventions = []
+    for r in executed:
+        completed = r.get("completed_at")
+        if completed is None and r.get("seq") is not None:
+            completed = completions.get((int(r.get("invocation") or 0), int(r["seq"])))
+        interventions.append(
+            Intervention(
+                key=_order_key(r),
+                t=_num(r.get("t")),
+                target=None if r.get("target") is None else str(r["target"]).strip().lower(),
+                incident_id=None if r.get("incident_id") is None else str(r["incident_id"]),
+                ok=bool(r.get("ok")),
+                completed_at=None if completed is None else float(completed),
+            )
+        )
+    return sorted(interventions, key=lambda i: i.key)
 
 
 def _faults(records: list[dict[str, Any]], run_end: float) -> list[Fault]:

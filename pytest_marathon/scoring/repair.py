@@ -8,6 +8,8 @@ An intervention (target in P_f, or app-wide with no target, completed at c with 
 * the probe never failed: from the first sample at or after c whose `artifact_corrected` is
   true, every later sample before revert_f is corrected too; the repair time is that sample.
 Samples at or after revert_f are the orchestrator's cleanup and never count.
+c is the intervention's own `completed_at`, else that of its completion record (the runner's
+`event: completed` record, merged in `evidence`); a change that never took effect repairs nothing.
 """
 
 from __future__ import annotations

@@ -175,9 +175,12 @@ class Chaos:
             server.password = new
 
     def _stop_credential_rotation(self, fault: ChaosFault, now: float) -> None:
+        """Restore the original credential while still honouring the rotated one, the way an
+        operator rolls back a rotation: clients restarted during it must not break again."""
         self.cluster.secrets[fault.undo["secret"]][fault.undo["key"]] = fault.undo["old"]
         for server in self._servers_of(fault.target).values():
             server.password = fault.undo["old"]
+            server.also_accepted.add(fault.undo["new"])
 
     # --- helpers ---------------------------------------------------------------------------------------
     def _require_datastore(self, fault: ChaosFault) -> None:

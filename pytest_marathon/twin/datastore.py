@@ -22,6 +22,9 @@ BASE_USED_BYTES = 900_000
 class RedisServer:
     def __init__(self, password: str | None, maxmemory: int) -> None:
         self.password = password or None
+        # Passwords still honoured after a rotation is rolled back (redis ACLs hold several per
+        # user), so clients that picked up the rotated value keep working, as in a real rollback.
+        self.also_accepted: set[str] = set()
         self.maxmemory = maxmemory
         self.data: dict[str, Any] = {}
         self.used_bytes = BASE_USED_BYTES
@@ -35,7 +38,7 @@ class RedisServer:
         if not password:
             self.rejected_connections += 1
             raise RpcError("UNAUTHENTICATED", NOAUTH)
-        if password != self.password:
+        if password != self.password and password not in self.also_accepted:
             self.rejected_connections += 1
             raise RpcError("UNAUTHENTICATED", WRONGPASS)
 

@@ -298,6 +298,15 @@ class Twin:
             for rs in sorted(dep.replica_sets, key=lambda r: r.revision)
         ]
 
+    def rollout_completed_at(self, deployment: str, revision: int | None = None) -> float | None:
+        """When the rollout of `revision` (default: the current one) finished: every wanted replica
+        ready on it and no old pod left (the moment Progressing turns NewReplicaSetAvailable).
+        None while it is in progress, and for a revision a later change superseded."""
+        dep = self._deployment(deployment)
+        if revision is not None and revision != dep.revision():
+            return None
+        return dep.rollout_complete_at
+
     def source(self, service: str, *, revision: int | None = None, path: str | None = None) -> dict[str, str]:
         files = self._files_of(service, revision)
         if path is not None:

@@ -26,6 +26,10 @@ from pytest_marathon.twin.sandbox_errors import SandboxError, SandboxLimit, Unkn
 NETWORK_MS = 0.35
 MAX_QUEUE_FACTOR = 200.0  # a saturated container: requests wait for many CFS periods
 ENTRY_DEADLINE_MS = 60_000.0
+# Nested RPC hops one user request may take. Real call graphs are a few hops deep; a service that
+# reaches itself (a misconfigured address, a loop in code) would otherwise recurse until Python's
+# own limit. Past the cap the call fails the way a real loop ends: the deadline runs out.
+MAX_CALL_DEPTH = 16
 LOG_LEVELS = ("debug", "info", "warning", "error")
 HTTP_STATUS_OF = {"INVALID_ARGUMENT": 400, "NOT_FOUND": 404, "UNAUTHENTICATED": 401, "PERMISSION_DENIED": 403}
 CLUSTER_SUFFIXES = (".svc.cluster.local", ".svc")
@@ -50,7 +54,7 @@ class Sink(Protocol):
 
     def client(self, service: str, peer: str, method: str, code: str, seconds: float, weight: float) -> None: ...
 
-    def http(self, route: str, method: str, status: int, seconds: float, weight: float) -> None: ...
+    def http(self, service: str, route: str, method: str, status: int, seconds: float, weight: float) -> None: ...
 
     def span(self, span: dict[str, Any], weight: float) -> None: ...
 
@@ -78,12 +82,13 @@ class CallContext:
     """The `ctx` service code receives; only the contract's members are public."""
 
     __slots__ = ("_rt", "_pod", "_spec_timeout", "_deadline_ms", "_elapsed_ms", "_work_ms", "_trace",
-                 "_span_id", "now", "request_id")
+                 "_span_id", "_depth", "now", "request_id")
 
     RpcError = RpcError
 
-    def __init__(self, rt: Runtime, pod: Pod, trace: _Trace, span_id: str, deadline_ms: float) -> None:
+    def __init__(self, rt: Runtime, pod: Pod, trace: _Trace, span_id: str, deadline_ms: float, depth: int = 1) -> None:
         self._rt = rt
+        self._depth = depth
         self._pod = pod
         self._trace = trace
         self._span_id = span_id
@@ -180,7 +185,7 @@ class Runtime:
         pod = self._pick(svc.selector)
         if pod is None or pod.listen_port != svc.target_port:
             seconds = 0.001
-            self.sink.http(route_spec.path, route_spec.http_method, 503, seconds, self.weight)
+            self.sink.http(spec.entry_deployment, route_spec.path, route_spec.http_method, 503, seconds, self.weight)
             return Outcome(503, seconds, "no healthy upstream"), trace
         code, message, response, ms = self.serve(pod, route, request, trace, "", ENTRY_DEADLINE_MS)
         status = 200
@@ -189,17 +194,18 @@ class Runtime:
         elif isinstance(response, dict) and isinstance(response.get("status"), int):
             status = response["status"]
         seconds = ms / 1000.0
-        self.sink.http(route_spec.path, route_spec.http_method, status, seconds, self.weight)
+        self.sink.http(spec.entry_deployment, route_spec.path, route_spec.http_method, status, seconds, self.weight)
         return Outcome(status, seconds, message if status >= 500 else "", response), trace
 
     # --- server side -------------------------------------------------------------------------------
     def serve(
-        self, pod: Pod, method: str, request: Any, trace: _Trace, parent: str, deadline_ms: float
+        self, pod: Pod, method: str, request: Any, trace: _Trace, parent: str, deadline_ms: float, depth: int = 1
     ) -> tuple[str, str, Any, float]:
-        """Run one handler in `pod`; returns (code, message, response, elapsed ms)."""
+        """Run one handler in `pod` at call depth `depth` (1 = entry); returns (code, message,
+        response, elapsed ms)."""
         dep = self.spec.deployments[pod.deployment]
         span_id = trace.new_span_id()
-        ctx = CallContext(self, pod, trace, span_id, deadline_ms)
+        ctx = CallContext(self, pod, trace, span_id, deadline_ms, depth)
         code, message, response = "OK", "", None
         try:
             response = pod.instance.handle(method, ctx, request)
@@ -264,6 +270,8 @@ class Runtime:
         code, message, response, ms = "OK", "", None, NETWORK_MS
         if error is not None:
             code, message = "UNAVAILABLE", error
+        elif ctx._depth >= MAX_CALL_DEPTH:
+            code, message, ms = "DEADLINE_EXCEEDED", "context deadline exceeded", timeout_ms
         else:
             effect = self.edge_effect(caller.deployment, pod.deployment)
             ms += effect.delay_ms
@@ -276,7 +284,8 @@ class Runtime:
                     ms += 1000.0
             if code == "OK":
                 remaining = timeout_ms - ms
-                code, message, response, callee_ms = self.serve(pod, method, request, ctx._trace, span_id, remaining)
+                code, message, response, callee_ms = self.serve(pod, method, request, ctx._trace, span_id, remaining,
+                                                                ctx._depth + 1)
                 ms += callee_ms
                 if ms > timeout_ms:
                     code, message, response, ms = "DEADLINE_EXCEEDED", "context deadline exceeded", None, timeout_ms

@@ -13,6 +13,7 @@ from pytest_marathon.twin.telemetry import WAITING_REASONS, Telemetry
 
 def scrape_cluster(tel: Telemetry, cluster: Cluster, servers: dict[str, RedisServer], down: set[str], t: float) -> None:
     gauge = tel.gauge
+    tel.retire_pods(t, {pod.name for pod in cluster.pods.values()})
     for pod in sorted(cluster.pods.values(), key=lambda p: p.name):
         container = "redis" if pod.deployment == "redis-cart" else pod.deployment
         ids = (("pod", pod.name), ("container", container))

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from pytest_marathon.backends.base import SliSample
-from pytest_marathon.tsdb import Series, SeriesStore, label_key
+from pytest_marathon.tsdb import STALE_NAN, Series, SeriesStore, label_key
 from pytest_marathon.twin.errors import GRPC_CODES
 
 SECONDS_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0)
@@ -61,6 +61,7 @@ class Telemetry:
         self._spans: dict[tuple[str, ...], Histogram] = {}
         self._log_counts: dict[tuple[str, str, str], float] = {}
         self._handles: dict[tuple[str, tuple[tuple[str, str], ...]], Series] = {}
+        self._pod_series: dict[str, list[Series]] = {}
 
     # --- Sink (what requests report) -------------------------------------------------------------
     def log(self, t: float, service: str, pod: str, level: str, message: str, trace_id: str) -> None:
@@ -74,8 +75,8 @@ class Telemetry:
     def client(self, service: str, peer: str, method: str, code: str, seconds: float, weight: float) -> None:
         _hist(self._client, (service, peer, method, str(GRPC_CODES[code])), SECONDS_BUCKETS).observe(seconds, weight)
 
-    def http(self, route: str, method: str, status: int, seconds: float, weight: float) -> None:
-        _hist(self._http, (route, method, str(status)), SECONDS_BUCKETS).observe(seconds, weight)
+    def http(self, service: str, route: str, method: str, status: int, seconds: float, weight: float) -> None:
+        _hist(self._http, (service, route, method, str(status)), SECONDS_BUCKETS).observe(seconds, weight)
 
     def span(self, span: dict[str, Any], weight: float) -> None:
         key = (span["service"], span["name"], span["kind"], span["status"])
@@ -115,8 +116,25 @@ class Telemetry:
             wanted = label_key(name, full)
             series = next(s for s in reversed(self.store.series(name)) if s.key == wanted)
             self._handles[handle_key] = series
+            pod = full.get("pod")
+            if pod is not None:
+                self._pod_series.setdefault(pod, []).append(series)
             return
         series.append(t, value)
+
+    def retire_pods(self, t: float, live: set[str]) -> None:
+        """Mark every series of a pod that no longer exists stale at t.
+
+        Prometheus writes a staleness marker when a target (here: a pod) disappears, so
+        instant queries stop seeing its series at once; without it a deleted pod's last values
+        (not ready, crash-looping, near its memory limit) would keep alerts firing for the
+        5-minute lookback after a rollout or scale-down already replaced it.
+        """
+        for pod in sorted(set(self._pod_series) - live):
+            for series in self._pod_series.pop(pod):
+                series.append(t, STALE_NAN)
+        for key in [k for k in self._log_counts if k[1] not in live]:
+            del self._log_counts[key]
 
     def _histograms(self, t: float, prefix: str, hists: dict[tuple[str, ...], Histogram], label_names: tuple[str, ...]) -> None:
         for key in sorted(hists):
@@ -124,7 +142,7 @@ class Telemetry:
 
     def scrape_requests(self, t: float, rpc_services: dict[str, str]) -> None:
         self._histograms(t, "http_server_request_duration_seconds", self._http,
-                         ("http_route", "http_request_method", "http_response_status_code"))
+                         ("service", "http_route", "http_request_method", "http_response_status_code"))
         for key in sorted(self._server):
             service, method, code = key
             hist = self._server[key]

@@ -1,0 +1,69 @@
+"""The import rules of ARCHITECTURE.md section 3, checked on the source.
+
+They are what keeps ground truth away from agents and the scorer honest: a path from the tools
+to the catalog, or from the scorer to the live system, would be a silent way to cheat.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+import pytest_marathon.agents
+
+import pytest_marathon
+
+PACKAGE = Path(pytest_marathon.__file__).parent
+AGENTS = Path(pytest_marathon.agents.__file__).parent
+
+
+def imported_modules(folder: Path) -> dict[str, set[str]]:
+    """Every absolute module a folder's Python files import, per file."""
+    found: dict[str, set[str]] = {}
+    for path in sorted(folder.rglob("*.py")):
+        if "services" in path.parts:  # twin service code is sandboxed application code
+            continue
+        names: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names.add(node.module)
+        found[str(path.relative_to(folder.parent))] = names
+    return found
+
+
+def offenders(folder: Path, banned: tuple[str, ...]) -> list[str]:
+    return [
+        f"{path} imports {name}"
+        for path, names in imported_modules(folder).items()
+        for name in sorted(names)
+        if any(name == b or name.startswith(b + ".") for b in banned)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("folder", "banned"),
+    [
+        (PACKAGE / "scoring", ("pytest_marathon.twin", "pytest_marathon.backends",
+                               "pytest_marathon.runner", "pytest_marathon.run")),
+        (PACKAGE / "interface", ("pytest_marathon.faults", "pytest_marathon.fault_catalog")),
+        (PACKAGE / "twin", ("pytest_marathon.agents", "pytest_marathon.scoring",
+                            "pytest_marathon.plugin", "pytest_marathon.runner", "pytest",
+                            "pytest_marathon.faults", "pytest_marathon.interface")),
+        (AGENTS, ("pytest_marathon.faults", "pytest_marathon.fault_catalog",
+                  "pytest_marathon.twin", "pytest_marathon.backends")),
+    ],
+    ids=["scoring-reads-only-bundles", "tools-never-reach-ground-truth",
+         "twin-knows-nothing-of-agents", "agents-use-only-the-interface"],
+)
+def test_import_rules_hold(folder: Path, banned: tuple[str, ...]) -> None:
+    assert imported_modules(folder), f"no Python files found under {folder}"
+    assert offenders(folder, banned) == []
+
+
+def test_no_top_level_agents_package_is_installed() -> None:
+    """The agents folder ships as pytest_marathon.agents, never as a colliding `agents`."""
+    assert pytest_marathon.agents.__name__ == "pytest_marathon.agents"
+    assert (AGENTS / "runbook_table.yaml").is_file()
