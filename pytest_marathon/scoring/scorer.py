@@ -20,7 +20,7 @@ from .repair import acted_on, repair_time
 from .risk import forbidden_attempts, risk
 
 #: Bumped whenever a definition changes, so that two scores can be told comparable or not.
-SCORER_VERSION = "1.0"
+SCORER_VERSION = "1.1"
 SCORE_SCHEMA_VERSION = 1
 OUTCOMES = (
     "handled",
