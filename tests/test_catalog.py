@@ -35,11 +35,6 @@ def test_shipped_catalog_covers_every_category_with_enough_code_faults(catalog):
     assert len(code) >= 30 and len({e.target for e in code}) >= 8
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the twin gives no symptom for CPU throttling, stalled rollouts or redis maxmemory, "
-    "so those templates were dropped; the catalog is below the paper's 150 until they return",
-)
 def test_shipped_catalog_holds_at_least_150_faults(catalog):
     assert len(catalog) >= 150
 

@@ -162,3 +162,104 @@ def test_chaos_bad_input(twin: Twin) -> None:
         twin.chaos_start("datastore_outage", "frontend")
     with pytest.raises(BackendError, match="no active chaos"):
         twin.chaos_stop("chaos-9999")
+
+
+PARTITION_SIGNATURE = ["frontend -> cartservice:7070:", "deadline exceeded"]
+
+
+def test_signature_probe_answers_for_its_own_fault_only(twin: Twin) -> None:
+    """A fault-specific probe stays unhealthy while its fault lasts and is not made unhealthy by
+    an unrelated fault on the same page; the plain probe cannot tell the two apart."""
+    cart_probe = {"kind": "request", "route": "/cart", "signature": PARTITION_SIGNATURE}
+    plain = {"kind": "request", "route": "/cart"}
+    partition = twin.chaos_start("partition", "cartservice", peer="frontend")
+    twin.release("frontend", env={"CURRENCY_SERVICE_ADDR": "currency-service:7000"},
+                 change_cause="Point CURRENCY_SERVICE_ADDR at the currency-service alias")
+    twin.advance_to(90.0)
+    currency_probe = {"kind": "request", "route": "/", "signature": ["frontend -> currency-service:7000:"]}
+    assert not twin.probe(cart_probe) and not twin.probe(currency_probe)
+    twin.chaos_stop(partition)
+    twin.advance_to(120.0)
+    assert twin.probe(cart_probe)
+    assert not twin.probe(plain) and not twin.probe(currency_probe)
+
+
+def test_latency_signature_names_the_slow_edge(twin: Twin) -> None:
+    slow_edge = {"kind": "request", "route": "/product/OLJCESPC7Z",
+                 "signature": ["frontend -> productcatalogservice:3550", "slow network"]}
+    other_edge = {**slow_edge, "signature": ["frontend -> currencyservice:7000", "slow network"]}
+    delay = twin.chaos_start("network_delay", "productcatalogservice", delay_ms=3500, peer="frontend")
+    twin.advance_to(60.0)
+    assert not twin.probe(slow_edge)
+    assert twin.probe(other_edge)
+    twin.chaos_stop(delay)
+    twin.advance_to(90.0)
+    assert twin.probe(slow_edge)
+
+
+def test_deployment_ready_means_the_current_revision_is_rolled_out(twin: Twin) -> None:
+    ready = {"kind": "deployment_ready", "deployment": "shippingservice"}
+    assert twin.probe(ready)
+    twin.release("shippingservice", image="shippingservice:v0.10.7", change_cause="Bump shippingservice to v0.10.7")
+    twin.advance_to(120.0)
+    assert twin.probe({"kind": "request", "route": "/cart"})  # the old pod still serves
+    assert not twin.probe(ready)
+    twin.rollback("shippingservice")
+    twin.advance_to(200.0)
+    assert twin.probe(ready)
+
+
+def test_bad_signature_is_refused(twin: Twin) -> None:
+    with pytest.raises(BackendError, match="signature"):
+        twin.probe({"kind": "request", "route": "/", "signature": [""]})
+
+
+def test_a_call_loop_is_cut_off_like_an_expired_deadline(twin: Twin) -> None:
+    from pytest_marathon.twin.runtime import MAX_CALLS_PER_REQUEST
+
+    source = twin.source("recommendationservice", path="service.py")["service.py"]
+    looping = source.replace(
+        '    catalog = ctx.call(catalog_addr, "ListProducts", {})\n',
+        '    catalog = ctx.call(catalog_addr, "ListProducts", {})\n'
+        '    for attempt in range(5000):\n'
+        '        catalog = ctx.call(catalog_addr, "ListProducts", {})\n', 1)
+    diff = "".join(difflib.unified_diff(source.splitlines(keepends=True), looping.splitlines(keepends=True),
+                                        fromfile="a/service.py", tofile="b/service.py"))
+    assert twin.release("recommendationservice", patch=diff, change_cause="refresh the catalog until it settles").ok
+    twin.advance_to(120.0)
+    traces = twin.traces(service="recommendationservice", limit=10**6)
+    assert traces and max(t["span_count"] for t in traces) <= 2 * MAX_CALLS_PER_REQUEST + 10
+    assert twin.logs(service="frontend", contains="recommendations", level="warning", limit=1) or \
+        twin.logs(service="frontend", contains="recommendations", limit=1)
+
+
+def test_repeated_pod_kill_keeps_the_service_flapping_until_a_second_replica(twin: Twin) -> None:
+    kills = twin.chaos_start("pod_kill", "currencyservice", count=1, interval=60)
+    signature = {"kind": "request", "route": "/", "signature": ["-> currencyservice:7000", "no healthy upstream"]}
+    samples = []
+    for t in range(15, 301, 15):
+        twin.advance_to(float(t))
+        samples.append(twin.probe(signature))
+    assert samples.count(False) >= 4  # down after every kill, not only after the first
+    killed = [e for e in twin.events(object_name="currencyservice", limit=1000) if e["reason"] == "Killing"]
+    assert len(killed) >= 4
+    twin.scale("currencyservice", 2)
+    twin.advance_to(420.0)
+    later = []
+    for t in range(435, 661, 15):
+        twin.advance_to(float(t))
+        later.append(twin.probe(signature))
+    assert all(later)
+    twin.chaos_stop(kills)
+
+
+def test_too_low_memory_limit_crash_loops_the_new_pod_while_the_old_one_serves(twin: Twin) -> None:
+    twin.release("shippingservice", resources={"limits.memory": "12Mi"}, change_cause="Right-size memory")
+    twin.advance_to(180.0)
+    ready = {"kind": "deployment_ready", "deployment": "shippingservice"}
+    assert not twin.probe(ready)
+    assert twin.probe({"kind": "request", "route": "/cart"})
+    assert any("Memory cgroup out of memory" in e["message"] for e in twin.events(object_name="shippingservice", limit=1000))
+    twin.rollback("shippingservice")
+    twin.advance_to(300.0)
+    assert twin.probe(ready)

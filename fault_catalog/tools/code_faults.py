@@ -1025,6 +1025,15 @@ def build_ok(service: str, files: dict[str, tuple[str, str]]) -> list[str]:
     return failures
 
 
+def with_signature(probe: dict[str, Any], message: str) -> dict[str, Any]:
+    """A request probe answers for this defect only: it fails when the request fails AND the
+    defect's recorded message is in what the request produced, so another live fault on the same
+    path does not keep it failing after this one is repaired."""
+    if probe["kind"] in ("request", "rpc"):
+        return {**probe, "signature": message}
+    return probe
+
+
 def main() -> int:
     written, broken = [], []
     for fault in FAULTS:
@@ -1048,7 +1057,7 @@ def main() -> int:
             "mechanism": "change",
             "target": svc,
             "culprits": [svc],
-            "probe": fault.get("probe", PROBE[svc]),
+            "probe": with_signature(fault.get("probe", PROBE[svc]), fault["log"][1]),
             "artifact": f"code:{svc}/service.py",
             "aliases": [f"image:{svc}"],
             "log": {"service": fault["log"][0], "message": fault["log"][1]},

@@ -47,6 +47,7 @@ class Chaos:
         self.active: dict[str, ChaosFault] = {}
         self._counter = 0
         self._edges: dict[tuple[str, str], EdgeEffect] = {}
+        cluster.controllers.append(self._repeat)
 
     # --- what the rest of the twin consults --------------------------------------------------------
     def edge_effect(self, src: str, dst: str) -> EdgeEffect:
@@ -90,7 +91,23 @@ class Chaos:
         self._rebuild_edges()
 
     # --- kinds ---------------------------------------------------------------------------------------
+    def _repeat(self, now: float) -> None:
+        """A pod kill with an `interval` kills again every interval while it lasts (Chaos Mesh's
+        scheduled PodChaos), so the service keeps flapping instead of healing in seconds."""
+        for handle in sorted(self.active):
+            fault = self.active[handle]
+            if fault.kind == "pod_kill" and "interval" in fault.params and now >= fault.undo["next"]:
+                self._kill_pods(fault, now)
+                fault.undo["next"] = now + float(fault.params["interval"])
+
     def _start_pod_kill(self, fault: ChaosFault, now: float) -> None:
+        if "interval" in fault.params:
+            if float(fault.params["interval"]) < 5.0:
+                raise BackendError("pod_kill interval must be at least 5 s")
+            fault.undo["next"] = now + float(fault.params["interval"])
+        self._kill_pods(fault, now)
+
+    def _kill_pods(self, fault: ChaosFault, now: float) -> None:
         pods = sorted(self.cluster.pods_of(fault.target), key=lambda p: p.name)
         count = int(fault.params.get("count", len(pods)))
         for pod in pods[:count]:

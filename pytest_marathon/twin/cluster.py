@@ -10,7 +10,7 @@ node after 300 s.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from pytest_marathon.determinism import rng_for
@@ -62,6 +62,9 @@ class Cluster:
         self.deployments: dict[str, Deployment] = {}
         self.pods: dict[str, Pod] = {}
         self.down_listeners: set[str] = set()
+        # Other controllers acting on the cluster each reconcile, before it (a chaos schedule
+        # that keeps killing pods while it lasts).
+        self.controllers: list[Callable[[float], None]] = []
         self._name_rng = rng_for(seed, "cluster", "pod-names")
         self._start_rng = rng_for(seed, "cluster", "pod-start")
         self._ip_counter = 10
@@ -137,6 +140,8 @@ class Cluster:
 
     # --- the control loop -------------------------------------------------------------------
     def reconcile(self, now: float) -> None:
+        for controller in self.controllers:
+            controller(now)
         for node in self.nodes.values():
             self._node_lifecycle(node, now)
         for dep in self.deployments.values():

@@ -3,7 +3,7 @@
 The server belongs to a pod (its data lives in the pod's emptyDir, lost when the pod is
 replaced). The password is `requirepass` read from the pod's env at start, so rotating the Secret
 only bites clients whose pods started before the rotation; `maxmemory` makes writes fail with
-redis' own OOM error once the data outgrows it.
+redis' own OOM error while used memory (its own ~0.9 MB overhead plus the data) is over it.
 """
 
 from __future__ import annotations
@@ -42,8 +42,10 @@ class RedisServer:
             self.rejected_connections += 1
             raise RpcError("UNAUTHENTICATED", WRONGPASS)
 
-    def _guard_write(self, extra: int) -> None:
-        if self.used_bytes + extra > self.maxmemory:
+    def _guard_write(self) -> None:
+        """Redis' noeviction policy: a write is refused while used memory is over maxmemory (the
+        write that crosses it still lands), so the write that makes a value outgrow it fails."""
+        if self.used_bytes > self.maxmemory:
             self.commands_failed += 1
             raise RpcError("RESOURCE_EXHAUSTED", OOM_MESSAGE)
 
@@ -71,13 +73,13 @@ class RedisServer:
             value = data.get(key, {})
             return value.get(args[0]) if isinstance(value, dict) else self._wrongtype()
         if command == "set":
-            self._guard_write(len(key) + len(args[0]))
+            self._guard_write()
             data[key] = args[0]
         elif command == "hset":
             value = data.setdefault(key, {})
             if not isinstance(value, dict):
                 return self._wrongtype()
-            self._guard_write(len(args[0]) + len(args[1]))
+            self._guard_write()
             value[args[0]] = args[1]
         elif command == "delete":
             existed = 1 if data.pop(key, None) is not None else 0

@@ -1,8 +1,23 @@
 """Symptom probes and responsible-artifact values (for the orchestrator and the scorer's evidence).
 
 A probe runs a real synthetic request (or checks a condition) against the live twin but reports
-to nothing agents can read: a null telemetry sink, its own random stream, CPU not charged, and the
-round-robin positions restored, so probing does not change what the run records.
+to nothing agents can read: a capturing sink only the probe reads, its own random stream, CPU not
+charged, and the round-robin positions restored, so probing does not change what the run records.
+
+A request or rpc probe may carry a `signature` (a string, or a list of strings that must all occur
+in one line of evidence). It then answers whether THIS fault's symptom is present, not whether the
+app is healthy: with up to 11 faults live, a page can fail for another fault's reason after this
+one was repaired. Such a probe is unhealthy only when the request failed or was slow AND a line
+of what the request produced carries the signature. Evidence lines (see `evidence_lines`):
+
+    <service> <level>: <log message>                   every log line
+    <service>: <CODE>: <message>                        a server span that failed
+    <caller> -> <address>: <CODE>: <message>            a client span that failed
+    <caller> -> <address>: slow network (<n> ms)        an edge that added >= SLOW_MS itself
+    <service>: slow handler (<n> ms)                    a handler whose own time was >= SLOW_MS
+
+so a latency fault's signature names the slow edge or service (`frontend -> cartservice:`,
+`slow`), and a wrong address names the address the caller dialled.
 """
 
 from __future__ import annotations
@@ -14,13 +29,69 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_marathon.backends.base import BackendError
 from pytest_marathon.determinism import rng_for
-from pytest_marathon.twin.runtime import NullSink, _Trace
+from pytest_marathon.twin.runtime import _Trace
 
 if TYPE_CHECKING:
     from pytest_marathon.twin.engine import Twin
 
 PROBE_KINDS = ("request", "rpc", "deployment_ready", "no_error_logs")
 PROBE_SESSION = "probe-0000000000000000000000000000"
+SLOW_MS = 1000.0
+
+
+class CapturingSink:
+    """Keeps one probe's logs and spans for the probe alone (metrics are dropped)."""
+
+    def __init__(self) -> None:
+        self.logs: list[tuple[str, str, str]] = []
+        self.spans: list[tuple[int, dict[str, Any]]] = []
+        self.request = 0  # span ids restart with each request of a multi-step probe
+
+    def next_request(self) -> None:
+        self.request += 1
+
+    def log(self, t: float, service: str, pod: str, level: str, message: str, trace_id: str) -> None:
+        self.logs.append((service, level, message))
+
+    def span(self, span: dict[str, Any], weight: float) -> None:
+        self.spans.append((self.request, span))
+
+    def server(self, *args: Any) -> None:
+        return None
+
+    client = http = server
+
+
+def evidence_lines(sink: CapturingSink) -> list[str]:
+    """What the probe's request produced, one line per log, failed span or slow hop."""
+    lines = [f"{service} {level}: {message}" for service, level, message in sink.logs]
+    children: dict[tuple[int, str], float] = {}
+    for request, span in sink.spans:
+        parent = (request, span.get("parent_span_id") or "")
+        children[parent] = children.get(parent, 0.0) + float(span["duration_ms"])
+    for request, span in sink.spans:
+        own = float(span["duration_ms"]) - children.get((request, span["span_id"]), 0.0)
+        client = span["kind"] == "SPAN_KIND_CLIENT"
+        where = f"{span['service']} -> {span.get('peer', '')}" if client else span["service"]
+        if span["status"] == "STATUS_CODE_ERROR":
+            lines.append(f"{where}: {span['status_message']}")
+        if own >= SLOW_MS:
+            lines.append(f"{where}: {'slow network' if client else 'slow handler'} ({own:.0f} ms)")
+    return lines
+
+
+def _signature(spec: Mapping[str, Any]) -> list[str]:
+    signature = spec.get("signature")
+    if signature is None:
+        return []
+    parts = [signature] if isinstance(signature, str) else signature
+    if not isinstance(parts, list) or not parts or not all(isinstance(p, str) and p for p in parts):
+        raise BackendError(f"probe signature must be a non-empty string or list of strings, got {signature!r}")
+    return parts
+
+
+def _carries(sink: CapturingSink, signature: list[str]) -> bool:
+    return any(all(part in line for part in signature) for line in evidence_lines(sink))
 
 
 def run_probe(twin: Twin, spec: Mapping[str, Any]) -> bool:
@@ -28,24 +99,33 @@ def run_probe(twin: Twin, spec: Mapping[str, Any]) -> bool:
     if kind not in PROBE_KINDS:
         raise BackendError(f"probe spec needs kind in {', '.join(PROBE_KINDS)}, got {spec!r}")
     if kind == "deployment_ready":
-        dep = twin._deployment(str(spec.get("deployment")))
-        return len(twin.cluster.ready_pods(dep.name)) >= max(1, dep.replicas)
+        return _rollout_ready(twin, str(spec.get("deployment")))
     if kind == "no_error_logs":
         service = str(spec.get("service"))
         twin._deployment(service)
         window = float(spec.get("window", 60))
         contains = spec.get("contains")
         return not twin.logs(service=service, since=twin.now - window, level="error", contains=contains, limit=1)
+    signature = _signature(spec)
     runtime = twin.runtime
     saved = (runtime.sink, runtime.weight, runtime.rng, dict(runtime._round_robin))
-    runtime.sink, runtime.weight = NullSink(), 0.0
+    sink = CapturingSink()
+    runtime.sink, runtime.weight = sink, 0.0
     runtime.rng = rng_for(twin.seed, "probe", f"{twin.now:.3f}")
     try:
-        if kind == "request":
-            return _request_probe(twin, spec)
-        return _rpc_probe(twin, spec)
+        ok = _request_probe(twin, spec) if kind == "request" else _rpc_probe(twin, spec)
     finally:
         runtime.sink, runtime.weight, runtime.rng, runtime._round_robin = saved
+    return ok or bool(signature) and not _carries(sink, signature)
+
+
+def _rollout_ready(twin: Twin, deployment: str) -> bool:
+    """The current revision is rolled out: its own pods are all ready (a stalled rollout whose
+    old pod still serves, or a new pod that crash-loops, is not)."""
+    dep = twin._deployment(deployment)
+    current = dep.current_rs()
+    ready = [p for p in twin.cluster.ready_pods(dep.name) if p.replica_set == current.name]
+    return len(ready) >= max(1, dep.replicas)
 
 
 def _route_for(twin: Twin, route: str) -> str:
@@ -71,7 +151,11 @@ def _request_probe(twin: Twin, spec: Mapping[str, Any]) -> bool:
     limit = float(spec.get("max_seconds", twin.spec.slow_seconds))
     healthy = True
     for step, payload in steps:
-        outcome, _trace = twin.runtime.entry(step, payload, twin.now, "probe", "0" * 32)
+        if isinstance(twin.runtime.sink, CapturingSink):
+            twin.runtime.sink.next_request()
+        outcome, trace = twin.runtime.entry(step, payload, twin.now, "probe", "0" * 32)
+        if not trace.spans and outcome.error:
+            _probe_span(twin, twin.spec.entry_deployment, f"UNAVAILABLE: {outcome.error}")
         healthy = healthy and outcome.status < 400 and outcome.seconds <= limit
     return healthy
 
@@ -82,10 +166,23 @@ def _rpc_probe(twin: Twin, spec: Mapping[str, Any]) -> bool:
     method = str(spec.get("method"))
     pods = sorted(twin.cluster.ready_pods(dep.name), key=lambda p: p.name)
     if not pods:
+        _probe_span(twin, dep.name, "UNAVAILABLE: no healthy upstream")
         return False
-    code, _message, _response, ms = twin.runtime.serve(
+    code, message, _response, ms = twin.runtime.serve(
         pods[0], method, dict(spec.get("request") or {}), _Trace("0" * 32, "probe", twin.now), "", 30_000.0)
+    if code != "OK":
+        _probe_span(twin, dep.name, f"{code}: {message}")
     return code == "OK" and ms / 1000.0 <= float(spec.get("max_seconds", twin.spec.slow_seconds))
+
+
+def _probe_span(twin: Twin, deployment: str, status_message: str) -> None:
+    """The probe's own call failed: record it as the probe's client span would."""
+    service = next((s for s in twin.spec.services.values() if s.selector == deployment), None)
+    port = service.port if service else twin.cluster.deployments[deployment].port
+    twin.runtime.sink.span(
+        {"span_id": "probe", "parent_span_id": "", "service": "probe", "kind": "SPAN_KIND_CLIENT",
+         "peer": f"{service.name if service else deployment}:{port}", "duration_ms": 0.0,
+         "status": "STATUS_CODE_ERROR", "status_message": status_message}, 0.0)
 
 
 def _digest(value: Any) -> str:

@@ -30,6 +30,10 @@ ENTRY_DEADLINE_MS = 60_000.0
 # reaches itself (a misconfigured address, a loop in code) would otherwise recurse until Python's
 # own limit. Past the cap the call fails the way a real loop ends: the deadline runs out.
 MAX_CALL_DEPTH = 16
+# RPCs one user request may make in all. A loop that keeps calling another service runs until the
+# request's deadline on a cluster; here every call would also keep a span, so past the cap calls
+# fail at once, as the expired deadline makes them fail there.
+MAX_CALLS_PER_REQUEST = 400
 LOG_LEVELS = ("debug", "info", "warning", "error")
 HTTP_STATUS_OF = {"INVALID_ARGUMENT": 400, "NOT_FOUND": 404, "UNAUTHENTICATED": 401, "PERMISSION_DENIED": 403}
 CLUSTER_SUFFIXES = (".svc.cluster.local", ".svc")
@@ -138,7 +142,7 @@ class CallContext:
 class _Trace:
     """One user request's spans (kept only when the sink records)."""
 
-    __slots__ = ("trace_id", "request_id", "t", "spans", "_next")
+    __slots__ = ("trace_id", "request_id", "t", "spans", "_next", "calls")
 
     def __init__(self, trace_id: str, request_id: str, t: float) -> None:
         self.trace_id = trace_id
@@ -146,6 +150,7 @@ class _Trace:
         self.t = t
         self.spans: list[dict[str, Any]] = []
         self._next = 0
+        self.calls = 0
 
     def new_span_id(self) -> str:
         self._next += 1
@@ -265,6 +270,10 @@ class Runtime:
     # --- client side -------------------------------------------------------------------------------
     def call(self, ctx: CallContext, addr: str, method: str, request: Any, timeout_ms: float) -> Any:
         caller = ctx._pod
+        ctx._trace.calls += 1
+        if ctx._trace.calls > MAX_CALLS_PER_REQUEST:
+            ctx._elapsed_ms += timeout_ms
+            raise RpcError("DEADLINE_EXCEEDED", "context deadline exceeded")
         peer, pod, error = self.resolve(caller, addr)
         span_id = ctx._trace.new_span_id()
         code, message, response, ms = "OK", "", None, NETWORK_MS
