@@ -10,26 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-WORKLOAD_LABELS = ("deployment", "service", "service_name", "container")
+from pytest_marathon.vocabulary import WORKLOAD_LABELS, workload_of, workload_of_pod
 
-
-def workload_of_pod(pod: str) -> str | None:
-    """`<deployment>-<template hash>-<suffix>` -> `<deployment>`; None when not pod-shaped."""
-    parts = pod.split("-")
-    if len(parts) < 3:
-        return None
-    return "-".join(parts[:-2])
-
-
-def workload_of(labels: Mapping[str, Any]) -> str | None:
-    """The workload an alert is about: first of deployment, service, service_name, container,
-    then the pod's deployment."""
-    for key in WORKLOAD_LABELS:
-        value = labels.get(key)
-        if value:
-            return str(value)
-    pod = labels.get("pod")
-    return workload_of_pod(str(pod)) if pod else None
+__all__ = ["WORKLOAD_LABELS", "alert_id_of", "alert_sort_key", "workload_of", "workload_of_pod"]
 
 
 def alert_sort_key(alert: Mapping[str, Any]) -> tuple[float, str]:

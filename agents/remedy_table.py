@@ -16,16 +16,10 @@ from typing import Any
 
 import yaml
 
+from pytest_marathon.vocabulary import CATEGORIES
+
 ACTIONS = ("rollback", "scale_up", "restart")
-CATEGORIES = (
-    "code",
-    "dependency",
-    "infrastructure",
-    "deployment",
-    "configuration",
-    "database-network",
-    "authentication",
-)
+
 # What each scripted action blames: the thing the action changes.
 ARTIFACT_OF_ACTION = {"rollback": "image:{svc}", "scale_up": "replicas:{svc}", "restart": "pod:{svc}"}
 

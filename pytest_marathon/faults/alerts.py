@@ -8,24 +8,12 @@ its two generated suffixes stripped.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from pytest_marathon.alerting.engine import AlertEngine
 from pytest_marathon.alerting.rules import load_rule_pack
 from pytest_marathon.backends.base import Backend
-
-_WORKLOAD_LABELS = ("deployment", "service", "service_name", "container")
-
-
-def workload_named(labels: Mapping[str, str]) -> str | None:
-    for key in _WORKLOAD_LABELS:
-        if labels.get(key):
-            return str(labels[key])
-    pod = labels.get("pod")
-    if pod and pod.count("-") >= 2:
-        return pod.rsplit("-", 2)[0]
-    return None
+from pytest_marathon.vocabulary import workload_of
 
 
 class AlertWatcher:
@@ -52,13 +40,13 @@ class AlertWatcher:
         ]
 
     def workloads_fired(self, since: float, until: float) -> set[str]:
-        named = (workload_named(e.get("labels", {})) for e in self._fired(since, until))
+        named = (workload_of(e.get("labels", {})) for e in self._fired(since, until))
         return {w for w in named if w}
 
     def names_fired(self, since: float, until: float) -> list[str]:
         return sorted(
             {
-                f"{e['alertname']}({workload_named(e.get('labels', {})) or '-'})"
+                f"{e['alertname']}({workload_of(e.get('labels', {})) or '-'})"
                 for e in self._fired(since, until)
             }
         )

@@ -19,15 +19,8 @@ from typing import Any
 
 import yaml
 
-CATEGORIES = (
-    "code",
-    "dependency",
-    "infrastructure",
-    "deployment",
-    "configuration",
-    "database-network",
-    "authentication",
-)
+from pytest_marathon.vocabulary import CATEGORIES
+
 MECHANISMS = ("change", "direct")
 PROBE_KINDS = ("request", "rpc", "deployment_ready", "no_error_logs")
 REMEDY_TOOLS = (

@@ -12,19 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pytest_marathon.vocabulary import CATEGORIES
+
 ToolKind = Literal["read", "report", "act"]
 
-# The seven fault categories of the paper, spelled as the fault catalog spells them (the
-# interface may not import the catalog; a test checks the two agree).
-CATEGORIES: tuple[str, ...] = (
-    "code",
-    "dependency",
-    "infrastructure",
-    "deployment",
-    "configuration",
-    "database-network",
-    "authentication",
-)
 
 INCIDENT_STATUSES: tuple[str, ...] = ("open", "mitigated", "resolved")
 

@@ -7,10 +7,19 @@ Both are answered here, once, so agents' baselines and the scorer can agree on t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
-WORKLOAD_LABELS = ("deployment", "service", "service_name", "container")
+from pytest_marathon.vocabulary import WORKLOAD_LABELS, workload_of, workload_of_pod
+
+__all__ = [
+    "WORKLOAD_LABELS",
+    "artifact_forms",
+    "normalise_artifact",
+    "normalise_culprits",
+    "workload_of",
+    "workload_of_pod",
+]
 
 #: Spellings of an artifact kind accepted for the canonical kind of the tool vocabulary
 #: (`code:`, `image:`, `env:`, `limits:`, `replicas:`, `flag:`, `secret:`, `probe:`, `node:`,
@@ -48,25 +57,6 @@ _CASE_FREE_KINDS = {
     "network",
     "pod",
 }
-
-
-def workload_of_pod(pod: str) -> str | None:
-    """`<deployment>-<template hash>-<suffix>` -> `<deployment>`; None when not pod-shaped."""
-    parts = pod.split("-")
-    if len(parts) < 3:
-        return None
-    return "-".join(parts[:-2])
-
-
-def workload_of(labels: Mapping[str, Any]) -> str | None:
-    """The workload an alert is about: the first present of deployment, service, service_name,
-    container, then the pod's deployment."""
-    for key in WORKLOAD_LABELS:
-        value = labels.get(key)
-        if value:
-            return str(value)
-    pod = labels.get("pod")
-    return workload_of_pod(str(pod)) if pod else None
 
 
 def normalise_artifact(text: Any) -> str | None:
