@@ -29,6 +29,33 @@ def test_run_prints_the_scored_summary_as_json(tmp_path: Path, capsys: pytest.Ca
     assert rescored["marathon_score"] == out["metrics"]["score"]
 
 
+def test_a_quiet_run_shows_its_alert_history(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    code = main(["run", "--app", "boutique", "--agent", "noop", "--seed", "1", "--scenario",
+                 "quiet", "--out", str(tmp_path / "b"), "--baseline-cache", str(tmp_path / "c")])
+    assert code == 0
+    out = capsys.readouterr().out
+    history = next(line for line in out.splitlines() if line.startswith("alert history:"))
+    fired = int(history.split()[2])
+    assert fired <= 2, out  # issue 3: a fault-free 90-minute run raises at most 2 alerts
+    assert "fault outcomes: no faults" in out
+
+
+def test_the_alert_history_lists_what_fired_and_when_it_resolved(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    code = main([*RUN[3:], "--out", str(tmp_path / "b"), "--baseline-cache", str(tmp_path / "c"),
+                 "--alerts", "3"])
+    assert code == 0
+    out = capsys.readouterr().out.splitlines()
+    start = next(i for i, line in enumerate(out) if line.startswith("alert history:"))
+    fired = int(out[start].split()[2])
+    assert fired > 3
+    rows = out[start + 1:start + 4]
+    assert all(row.split()[0].endswith("s") and ("resolved at" in row or "still firing" in row)
+               for row in rows), rows
+    assert out[start + 4].strip().startswith(f"... {fired - 3} more")
+
+
 def test_unknown_app_is_a_clear_error(capsys: pytest.CaptureFixture) -> None:
     assert main(["run", "--app", "shop", "--agent", "noop", "--seed", "1"]) == 2
     assert "unknown app 'shop'; choose one of: boutique" in capsys.readouterr().err

@@ -35,6 +35,13 @@ def register(subparsers: Any) -> None:
         help="where noop baselines are cached (default .marathon/noop)",
     )
     run.add_argument("--json", action="store_true", help="print the result as JSON")
+    run.add_argument(
+        "--alerts",
+        type=int,
+        default=20,
+        metavar="N",
+        help="how many entries of the alert history to print (default 20; 0 for none)",
+    )
     run.set_defaults(func=_run)
 
     report = subparsers.add_parser("report", help="write the HTML report of bundles")
@@ -79,6 +86,8 @@ def _run(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_json(), indent=2, sort_keys=True))
     else:
         print(_summary(result))
+        if args.alerts > 0:
+            print(_alert_history(result.bundle, args.alerts))
     return 0
 
 
@@ -94,6 +103,29 @@ def _summary(result: Any) -> str:
         "fault outcomes: "
         + (", ".join(f"{k} {v}" for k, v in result.outcome_counts().items()) or "no faults"),
     ]
+    return "\n".join(lines)
+
+
+def _alert_history(bundle: Path, limit: int) -> str:
+    """The alerts the agent saw, as an on-call engineer would skim them: when each fired, what it
+    names, and when it resolved. A quiet run must show an empty history, not just a score."""
+    from pytest_marathon.bundle import read_bundle
+    from pytest_marathon.vocabulary import workload_of
+
+    events = read_bundle(bundle, allow_incomplete=True).stream("alerts")
+    resolved = {e["alert_id"]: e["t"] for e in events if e.get("event") == "resolved"}
+    fired = [e for e in events if e.get("event") == "firing"]
+    lines = [f"alert history: {len(fired)} fired, {len(resolved)} resolved"]
+    for alert in fired[:limit]:
+        end = resolved.get(alert["alert_id"])
+        until = f"resolved at {end:g}s" if end is not None else "still firing"
+        labels = alert.get("labels", {})
+        lines.append(
+            f"  {alert['t']:>7g}s  {alert['alertname']:<34} {workload_of(labels) or '-':<22} "
+            f"{labels.get('severity', '-'):<8} {until}"
+        )
+    if len(fired) > limit:
+        lines.append(f"  ... {len(fired) - limit} more (raise --alerts, or read {bundle}/alerts.jsonl)")
     return "\n".join(lines)
 
 
