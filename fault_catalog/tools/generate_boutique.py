@@ -89,6 +89,27 @@ LATENCY_PAIRS = [
     ("checkoutservice", "currencyservice"),
     ("frontend", "cartservice"),
 ]
+# Services whose CPU starvation is admitted. A hog: not the ads (the frontend's ad call times out
+# without a server error) nor the entry point (nothing calls it with a deadline, no error shows).
+CPU_HOG_TARGETS = {
+    "cartservice",
+    "checkoutservice",
+    "currencyservice",
+    "emailservice",
+    "paymentservice",
+    "productcatalogservice",
+    "recommendationservice",
+    "shippingservice",
+}
+# A limit cut below the load starves only what the load keeps busy: checkout, payment and email
+# serve the checkout share alone (about 1 error/min, under the screening's 4), so they are left out.
+CPU_LIMIT_TARGETS = {
+    "cartservice",
+    "currencyservice",
+    "productcatalogservice",
+    "recommendationservice",
+    "shippingservice",
+}
 # Only pods whose restart lands on a healthy node and heals the symptom (admission-checked).
 NODE_TARGETS = ["checkoutservice"]
 # A one-shot pod kill heals within seconds, so the experiment kills one pod every minute while it
@@ -219,6 +240,11 @@ def callers_of(app: dict[str, Any]) -> dict[str, list[tuple[str, str]]]:
     return out
 
 
+def caller_of(callers: dict[str, list[tuple[str, str]]], svc: str) -> str:
+    """The first service that dials `svc` (itself when nothing does, as for the entry point)."""
+    return callers.get(svc, [(svc, "")])[0][0]
+
+
 def configuration(w: Writer, app: dict[str, Any]) -> None:
     deps = app["deployments"]
     for caller, dep in sorted(deps.items()):
@@ -342,6 +368,27 @@ def configuration(w: Writer, app: dict[str, Any]) -> None:
                 "remedy": rollback(svc),
             },
         )
+        cpu_limit = str(dep["resources"]["limits"]["cpu"])
+        cut = f"{int(cpu_limit.removesuffix('m')) // 100}m"  # 200m typed as 2m: a units slip
+        if svc in CPU_LIMIT_TARGETS:
+            w.entry(
+                f"cfg-cpu-limit-{svc}",
+                {
+                    "category": "configuration",
+                    "mechanism": "change",
+                    "target": svc,
+                    "culprits": [svc],
+                    # the new pod is throttled every CFS period: its handlers wait seconds
+                    "probe": probe_for(svc, [svc, "slow"]),
+                    "artifact": f"limits:{svc}/cpu",
+                    "aliases": [],
+                    "log": {"service": caller_of(callers, svc), "message": "context deadline exceeded"},
+                    "change_cause": f"Trim the {svc} CPU limit to {cut} to fit the smaller node pool",
+                    "injection": {"resources": {"limits.cpu": cut}},
+                    "recovery": f"Restore the CPU limit {cpu_limit}",
+                    "remedy": rollback(svc),
+                },
+            )
         if "liveness" in probes:
             bad = {**probes["liveness"], "port": port + 1}
             w.entry(
@@ -367,8 +414,10 @@ def deployment(w: Writer, app: dict[str, Any]) -> None:
     deps = app["deployments"]
     names = [n for n, d in sorted(deps.items()) if d.get("kind") != "datastore"]
     # A tag that does not exist only stalls the rollout: the RollingUpdate keeps the old pod
-    # serving, so there is no user-visible symptom and admission rejects it. Deployment faults
-    # here are manifests that ship an image which starts but serves the wrong API.
+    # serving, so there is no user-visible symptom and admission rejects it. Shipping it with a
+    # `strategy: Recreate` would make it observable, but the fault API (`release`) cannot change a
+    # deployment's strategy yet. Deployment faults here are manifests that ship an image which
+    # starts but serves the wrong API.
     callers = callers_of(app)
     for svc in names:
         if svc == "frontend":
@@ -405,9 +454,6 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
 
     def unreachable(svc: str) -> list[str]:
         return [f"-> {address_of(app, svc)}", "no healthy upstream"]
-
-    def caller_of(svc: str) -> str:
-        return callers.get(svc, [(svc, "")])[0][0]
 
     def add(
         entry_id: str,
@@ -451,7 +497,7 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
                 "pod_kill",
                 svc,
                 f"Kill {svc} pods",
-                log=(caller_of(svc), "no healthy upstream"),
+                log=(caller_of(callers, svc), "no healthy upstream"),
                 signature=unreachable(svc),
                 # the remedy corrects the single replica the kills exploit
                 artifact=f"replicas:{svc}",
@@ -480,6 +526,24 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
                     }
                 ],
             )
+        if svc in CPU_HOG_TARGETS:
+            add(
+                f"infra-cpu-hog-{svc}",
+                "infrastructure",
+                "cpu_hog",
+                svc,
+                f"CPU hog in {svc}",
+                log=(caller_of(callers, svc), "context deadline exceeded"),
+                # throttled at its limit, every handler of svc waits behind the hog's backlog
+                signature=[svc, "slow"],
+                # the remedy raises the limit the hog saturates
+                artifact=f"limits:{svc}/cpu",
+                aliases=[f"pod:{svc}"],
+                cores=2,
+                remedy=[
+                    {"tool": "update_config", "args": {"service": svc, "resources": {"limits.cpu": "4"}}}
+                ],
+            )
         if svc in TOLERATED:
             continue  # callers only log a warning: slowness of these is not observable
         add(
@@ -488,7 +552,7 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
             "network_delay",
             svc,
             f"{svc} answers slowly",
-            log=(caller_of(svc), "context deadline exceeded"),
+            log=(caller_of(callers, svc), "context deadline exceeded"),
             # the slow hop is the call into svc, or svc's own handler when its own calls are slow
             signature=[svc, "slow"],
             artifact=f"pod:{svc}",
@@ -524,7 +588,7 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
             "network_loss",
             svc,
             f"Packet loss to {svc}",
-            log=(caller_of(svc), "connection reset by peer"),
+            log=(caller_of(callers, svc), "connection reset by peer"),
             signature=[f"-> {address_of(app, svc)}", "connection reset by peer"],
             artifact=f"network:{svc}",
             remedy="none",
@@ -571,7 +635,7 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
             "node_failure",
             svc,
             f"The node hosting {svc} fails",
-            log=(caller_of(svc), "no healthy upstream"),
+            log=(caller_of(callers, svc), "no healthy upstream"),
             signature=unreachable(svc),
             artifact=f"pod:{svc}",
             aliases=nodes,

@@ -25,6 +25,11 @@ from pytest_marathon.twin.sandbox_errors import SandboxError, SandboxLimit, Unkn
 
 NETWORK_MS = 0.35
 MAX_QUEUE_FACTOR = 200.0  # a saturated container: requests wait for many CFS periods
+# A container whose CPU demand exceeds its limit is throttled every CFS period: only limit/demand
+# of each period is usable, so its run queue serves less than arrives and the backlog grows until
+# callers' deadlines cut it. A request waits behind (1 - limit/demand) of this backlog, so twice
+# the limit in demand (a hog, a limit cut below the load) costs seconds, as on a cluster.
+SATURATED_BACKLOG_MS = 8_000.0
 ENTRY_DEADLINE_MS = 60_000.0
 # Nested RPC hops one user request may take. Real call graphs are a few hops deep; a service that
 # reaches itself (a misconfigured address, a loop in code) would otherwise recurse until Python's
@@ -230,7 +235,7 @@ class Runtime:
         method_spec = dep.methods.get(method)
         own_ms = (method_spec.base_ms if method_spec else 0.5) + ctx._work_ms
         pod.cpu_demand += own_ms / 1000.0 * self.weight
-        own_ms *= self._queue_factor(pod) * math.exp(self.rng.gauss(0.0, 0.25))
+        own_ms = (own_ms * self._queue_factor(pod) + self._throttled_wait_ms(pod)) * math.exp(self.rng.gauss(0.0, 0.25))
         total_ms = own_ms + ctx._elapsed_ms
         seconds = total_ms / 1000.0
         if dep.kind == "grpc":
@@ -266,6 +271,11 @@ class Runtime:
         if u >= 1.0:
             return min(MAX_QUEUE_FACTOR, 20.0 * u)
         return 1.0 / (1.0 - min(u, 0.95))
+
+    def _throttled_wait_ms(self, pod: Pod) -> float:
+        """The backlog a request waits behind in a throttled container (none below the limit)."""
+        u = pod.utilisation
+        return SATURATED_BACKLOG_MS * (1.0 - 1.0 / u) if u > 1.0 else 0.0
 
     # --- client side -------------------------------------------------------------------------------
     def call(self, ctx: CallContext, addr: str, method: str, request: Any, timeout_ms: float) -> Any:
