@@ -141,3 +141,44 @@ def test_bad_probe_port_stalls_rollout_and_bad_liveness_restarts(twin: Twin) -> 
     restarts = [p["status"]["containerStatuses"][0]["restartCount"] for p in twin.resources("pods", "emailservice")]
     assert max(restarts) >= 2
     assert twin.artifact_value("probe:emailservice/liveness") is not None
+
+
+def test_recreate_release_of_a_missing_tag_leaves_callers_unavailable_until_rollback(twin: Twin) -> None:
+    old = {p["metadata"]["name"] for p in twin.resources("pods", "cartservice")}
+    result = twin.release("cartservice", image="cartservice:v0.10.7", strategy={"type": "Recreate"},
+                          change_cause="release cartservice v0.10.7 with Recreate")
+    assert result.ok and result.revision == 2
+    assert twin.resources("deployments", "cartservice")[0]["spec"]["strategy"] == {"type": "Recreate"}
+    twin.advance_to(300.0)
+    pods = twin.resources("pods", "cartservice")
+    assert pods and not old & {p["metadata"]["name"] for p in pods}  # Recreate: the old pod is gone
+    waiting = {p["status"]["containerStatuses"][0]["state"].get("waiting", {}).get("reason") for p in pods}
+    assert waiting & {"ImagePullBackOff", "ErrImagePull"}
+    assert _client_errors(twin, "frontend", "cartservice", "14") > 0  # 14 = UNAVAILABLE
+    assert not twin.probe({"kind": "deployment_ready", "deployment": "cartservice"})
+    assert not twin.probe({"kind": "request", "route": "/cart"})
+    assert twin.rollback("cartservice").ok
+    twin.advance_to(360.0)
+    assert twin.artifact_value("image:cartservice") == "cartservice:v0.10.6"
+    assert twin.probe({"kind": "request", "route": "/cart"})
+    assert twin.probe({"kind": "deployment_ready", "deployment": "cartservice"})
+
+
+def test_strategy_alone_is_a_new_generation_but_no_new_revision(twin: Twin) -> None:
+    before = twin.resources("deployments", "productcatalogservice")[0]["metadata"]["generation"]
+    result = twin.release("productcatalogservice", strategy={"type": "RollingUpdate",
+                                                             "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
+                          change_cause="surge one pod at a time")
+    deployment = twin.resources("deployments", "productcatalogservice")[0]
+    assert result.ok and result.revision == 1
+    assert deployment["metadata"]["generation"] == before + 1
+    assert deployment["spec"]["strategy"]["rollingUpdate"] == {"maxSurge": 1, "maxUnavailable": 0}
+
+
+def test_bad_strategy_changes_nothing(twin: Twin) -> None:
+    spec_before = twin.resources("deployments", "cartservice")[0]["spec"]
+    with pytest.raises(BackendError, match="strategy.type"):
+        twin.release("cartservice", image="cartservice:v0.10.7", strategy={"type": "BlueGreen"}, change_cause="x")
+    with pytest.raises(BackendError, match="rollingUpdate"):
+        twin.release("cartservice", strategy={"type": "Recreate", "rollingUpdate": {"maxSurge": 1}}, change_cause="x")
+    assert twin.resources("deployments", "cartservice")[0]["spec"] == spec_before

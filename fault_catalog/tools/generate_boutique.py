@@ -146,6 +146,12 @@ def dialled(caller: str, address: str, datastore: bool) -> list[str]:
     return [f"{caller} -> {address}:"]
 
 
+def next_patch(tag: str) -> str:
+    """The release after `tag` (v0.10.6 -> v0.10.7): a tag the registry has never seen."""
+    head, _, patch = tag.rpartition(".")
+    return f"{head}.{int(patch) + 1}"
+
+
 def rollback(service: str) -> list[dict[str, Any]]:
     return [{"tool": "rollback_service", "args": {"service": service}}]
 
@@ -413,15 +419,12 @@ def configuration(w: Writer, app: dict[str, Any]) -> None:
 def deployment(w: Writer, app: dict[str, Any]) -> None:
     deps = app["deployments"]
     names = [n for n, d in sorted(deps.items()) if d.get("kind") != "datastore"]
-    # A tag that does not exist only stalls the rollout: the RollingUpdate keeps the old pod
-    # serving, so there is no user-visible symptom and admission rejects it. Shipping it with a
-    # `strategy: Recreate` would make it observable, but the fault API (`release`) cannot change a
-    # deployment's strategy yet. Deployment faults here are manifests that ship an image which
-    # starts but serves the wrong API.
     callers = callers_of(app)
     for svc in names:
         if svc == "frontend":
             continue
+        if svc not in TOLERATED:  # callers only warn about those: their outage shows nowhere
+            missing_image_tag(w, app, svc, caller_of(callers, svc))
         # a manifest that ships a sibling's image: the pod starts and is ready, but serves the
         # wrong API, so every call to it fails as unimplemented
         sibling = names[(names.index(svc) + 1) % len(names)]
@@ -445,6 +448,31 @@ def deployment(w: Writer, app: dict[str, Any]) -> None:
                 "remedy": rollback(svc),
             },
         )
+
+
+def missing_image_tag(w: Writer, app: dict[str, Any], svc: str, caller: str) -> None:
+    """A release of a tag that was never published. Alone it only stalls a RollingUpdate (the
+    old pod keeps serving); the same release also switches to Recreate, so the old pod is gone
+    before the new one fails to pull its image and every call to the service finds no endpoint."""
+    image = app["deployments"][svc]["image"]
+    repo, _, tag = image.rpartition(":")
+    w.entry(
+        f"dep-image-tag-{svc}",
+        {
+            "category": "deployment",
+            "mechanism": "change",
+            "target": svc,
+            "culprits": [svc],
+            "probe": probe_for(svc, [f"-> {address_of(app, svc)}", "no healthy upstream"]),
+            "artifact": f"image:{svc}",
+            "aliases": [],
+            "log": {"service": caller, "message": "no healthy upstream"},
+            "change_cause": f"Release {svc} {next_patch(tag)}; switch to Recreate so two versions never serve at once",
+            "injection": {"image": f"{repo}:{next_patch(tag)}", "strategy": {"type": "Recreate"}},
+            "recovery": f"Roll back to the image {image}",
+            "remedy": rollback(svc),
+        },
+    )
 
 
 def direct(w: Writer, app: dict[str, Any]) -> None:

@@ -155,10 +155,13 @@ class Backend(Protocol):
         resources: Mapping[str, str] | None = None,
         probes: Mapping[str, Any] | None = None,
         patch: str | None = None,
+        strategy: Mapping[str, Any] | None = None,
         change_cause: str,
     ) -> ActionResult:
         """Deliver a change as a new revision through the release pipeline (a code patch is
-        built into a new image first)."""
+        built into a new image first). `strategy` is a Kubernetes `spec.strategy` document
+        (`{"type": "Recreate"}`, or `RollingUpdate` with `rollingUpdate.maxSurge/maxUnavailable`)
+        set in the same apply; alone it changes the deployment without a new revision."""
 
     def chaos_start(self, kind: str, target: str, **params: Any) -> str:
         """Start a direct fault; returns a handle for `chaos_stop`."""

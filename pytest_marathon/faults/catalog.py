@@ -38,8 +38,9 @@ _ARTIFACT = re.compile(
     r"|probe:[a-z0-9-]+/(readiness|liveness|startup)|node:[\w.-]+|network:[a-z0-9-]+"
     r"|pod:[a-z0-9-]+)$"
 )
-_INJECTION_KEYS = {"patch", "env", "resources", "image", "probes", "experiment"}
-_CHANGE_KEYS = {"patch", "env", "resources", "image", "probes"}
+_INJECTION_KEYS = {"patch", "env", "resources", "image", "probes", "strategy", "experiment"}
+_CHANGE_KEYS = {"patch", "env", "resources", "image", "probes", "strategy"}
+_STRATEGY_TYPES = ("Recreate", "RollingUpdate")
 # Words that would tell an agent a change is planted. Checked on everything it can see.
 GIVEAWAY = re.compile(
     r"\b(bugs?|buggy|faults?|faulty|inject\w*|chaos\w*|benchmark\w*|marathon)\b", re.IGNORECASE
@@ -77,6 +78,7 @@ class CatalogEntry:
     resources: Mapping[str, str] = field(default_factory=dict)
     image: str | None = None
     probes: Mapping[str, Any] = field(default_factory=dict)
+    strategy: Mapping[str, Any] | None = None
     experiment: Mapping[str, Any] | None = None
     source: str = ""
 
@@ -91,6 +93,8 @@ class CatalogEntry:
         held.update(f"env:{self.target}/{var}" for var in self.env)
         held.update(f"limits:{self.target}/{key.rsplit('.', 1)[-1]}" for key in self.resources)
         held.update(f"probe:{self.target}/{kind}" for kind in self.probes)
+        if self.strategy is not None:
+            held.add(f"strategy:{self.target}")
         return frozenset(held)
 
     @property
@@ -276,7 +280,7 @@ class _Parser:
         if mechanism == "direct" and keys != {"experiment"}:
             raise self.fail("injection", "a direct fault is exactly one 'experiment' file")
         if mechanism == "change" and not keys <= _CHANGE_KEYS:
-            raise self.fail("injection", "a change is a patch, env, resources, image or probes")
+            raise self.fail("injection", "a change is a patch, env, resources, image, probes or strategy")
         if category == "code" and "patch" not in keys:
             raise self.fail("injection", "a code fault needs a 'patch' file")
         out: dict[str, Any] = {}
@@ -302,6 +306,11 @@ class _Parser:
             if not isinstance(spec["image"], str) or ":" not in spec["image"]:
                 raise self.fail("injection.image", "must be an image reference with a tag")
             out["image"] = spec["image"]
+        if "strategy" in spec:
+            strategy = spec["strategy"]
+            if not isinstance(strategy, dict) or strategy.get("type") not in _STRATEGY_TYPES:
+                raise self.fail("injection.strategy", f"must be a mapping with 'type' in {_STRATEGY_TYPES}")
+            out["strategy"] = dict(strategy)
         return out
 
     def sibling(self, field_name: str, relative: Any, folder: str) -> str:

@@ -158,6 +158,8 @@ def snapshot(backend: Backend, entry: CatalogEntry) -> dict[str, Any]:
         }
     if entry.probes:
         restore["probes"] = {kind: _current_probe(backend, target, kind) for kind in entry.probes}
+    if entry.strategy is not None:
+        restore["strategy"] = backend.resources("deployments", target)[0]["spec"]["strategy"]
     return restore
 
 
@@ -170,6 +172,7 @@ def release_change(backend: Backend, entry: CatalogEntry) -> ActionResult:
         resources=dict(entry.resources) or None,
         probes=dict(entry.probes) or None,
         patch=entry.patch,
+        strategy=entry.strategy,
         change_cause=entry.change_cause,
     )
 
@@ -185,6 +188,7 @@ def restore_change(
         env=restore.get("env"),
         resources={k: v for k, v in restore.get("resources", {}).items() if v is not None} or None,
         probes=restore.get("probes"),
+        strategy=restore.get("strategy"),
         change_cause=f'Revert "{entry.change_cause}"',
     )
 

@@ -101,6 +101,12 @@ class Cluster:
         dep.observed_generation = dep.generation
         return self._new_revision(dep, change_cause, now)
 
+    def bump_generation(self, name: str) -> None:
+        """A spec change outside the pod template (the rollout strategy): observed, no rollout."""
+        dep = self.deployments[name]
+        dep.generation += 1
+        dep.observed_generation = dep.generation
+
     def _new_revision(self, dep: Deployment, change_cause: str, now: float) -> ReplicaSet:
         wanted = dep.template.hash()
         next_revision = max((rs.revision for rs in dep.replica_sets), default=0) + 1
@@ -170,6 +176,9 @@ class Cluster:
         if surge == 0 and unavailable == 0:
             unavailable = 1
         old = [rs for rs in dep.replica_sets if rs is not current and rs.replicas > 0]
+        if dep.strategy_type == "Recreate":
+            self._recreate(dep, current, old, now)
+            return
         total = sum(rs.replicas for rs in dep.replica_sets)
         if current.replicas > desired:
             current.replicas = desired
@@ -191,6 +200,19 @@ class Cluster:
                                 f"Scaled down replica set {rs.name} to {rs.replicas}")
         for rs in dep.replica_sets:
             self._sync_pods(rs, now)
+
+    def _recreate(self, dep: Deployment, current: ReplicaSet, old: list[ReplicaSet], now: float) -> None:
+        """Recreate: every old pod goes before any new one starts, so two versions never serve
+        at once (and nothing serves while the new version cannot start)."""
+        for rs in sorted(old, key=lambda r: r.revision):
+            rs.replicas = 0
+            self.events.add(now, "Normal", "ScalingReplicaSet", "Deployment", dep.name,
+                            f"Scaled down replica set {rs.name} to 0")
+            self._sync_pods(rs, now)
+        if any(p.replica_set != current.name for p in self.pods_of(dep.name)):
+            return
+        current.replicas = dep.replicas
+        self._sync_pods(current, now)
 
     def _sync_pods(self, rs: ReplicaSet, now: float) -> None:
         mine = [p for p in self.pods.values() if p.replica_set == rs.name]

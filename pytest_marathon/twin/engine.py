@@ -423,8 +423,15 @@ class Twin:
     # --- fault API -----------------------------------------------------------------------------------------
     def release(self, deployment: str, *, image: str | None = None, env: Mapping[str, str | None] | None = None,
                 resources: Mapping[str, str] | None = None, probes: Mapping[str, Any] | None = None,
-                patch: str | None = None, change_cause: str) -> ActionResult:
+                patch: str | None = None, strategy: Mapping[str, Any] | None = None,
+                change_cause: str) -> ActionResult:
         dep = self._deployment(deployment)
+        wanted_strategy = dep.strategy()
+        if strategy is not None:
+            try:
+                wanted_strategy = dep.parse_strategy(strategy)
+            except ValueError as exc:
+                raise BackendError(f"{deployment}: {exc}") from None
         if patch is not None:
             try:
                 files = apply_patch(self.registry.files(dep.template.image), patch)
@@ -436,10 +443,14 @@ class Twin:
                                     {"log": built.log})
             image = built.image
         return self._apply_change(deployment, env=env, resources=resources, probes_patch=probes, image=image,
-                                  change_cause=change_cause)
+                                  change_cause=change_cause, strategy=wanted_strategy)
 
     def _apply_change(self, deployment: str, *, env: Mapping[str, str | None] | None, resources: Mapping[str, str] | None,
-                      probes_patch: Mapping[str, Any] | None, image: str | None, change_cause: str) -> ActionResult:
+                      probes_patch: Mapping[str, Any] | None, image: str | None, change_cause: str,
+                      strategy: tuple[str, str, str] | None = None) -> ActionResult:
+        """Change the pod template (a new revision) and, for a release, the rollout strategy
+        that carries it out; a strategy alone is a new generation but no new revision, as in
+        Kubernetes. Everything is checked before anything changes."""
         dep = self._deployment(deployment)
         template = dep.template.copy()
         template.restarted_at = dep.template.restarted_at
@@ -466,7 +477,13 @@ class Twin:
             template.probes[kind].update(dict(changes))
         if image is not None:
             template.image = image
+        strategy_changed = strategy is not None and strategy != dep.strategy()
+        if strategy_changed:
+            dep.strategy_type, dep.max_surge, dep.max_unavailable = strategy
         if template.hash() == dep.template.hash():
+            if strategy_changed:
+                self.cluster.bump_generation(deployment)
+                return self._result(deployment, "configured")
             return ActionResult(True, f"deployment.apps/{deployment} unchanged", dep.revision(), self._now)
         self.cluster.change_template(deployment, template, change_cause, self._now)
         return self._result(deployment, "configured")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -108,9 +109,42 @@ class Deployment:
     progressing_reason: str = "NewReplicaSetAvailable"
     rollout_complete_at: float | None = 0.0
     replica_sets: list[ReplicaSet] = field(default_factory=list)
+    strategy_type: str = "RollingUpdate"
     max_surge: str = "25%"
     max_unavailable: str = "25%"
     progress_deadline_seconds: int = 600
+
+    def parse_strategy(self, strategy: Mapping[str, Any]) -> tuple[str, str, str]:
+        """(type, maxSurge, maxUnavailable) a spec.strategy document (`{"type": "Recreate"}`, or
+        RollingUpdate with an optional rollingUpdate block) would give this deployment; checked
+        apart from applying so a bad release changes nothing. Raises ValueError naming the field."""
+        if not isinstance(strategy, Mapping):
+            raise ValueError(f"strategy must be a mapping, got {strategy!r}")
+        kind = strategy.get("type")
+        if kind not in ("Recreate", "RollingUpdate"):
+            raise ValueError(f"strategy.type must be Recreate or RollingUpdate, got {kind!r}")
+        rolling = strategy.get("rollingUpdate") or {}
+        if kind == "Recreate" and rolling:
+            raise ValueError("strategy.rollingUpdate may only be set when type is RollingUpdate")
+        if not isinstance(rolling, Mapping) or set(rolling) - {"maxSurge", "maxUnavailable"}:
+            raise ValueError(f"strategy.rollingUpdate takes maxSurge and maxUnavailable, got {rolling!r}")
+        surge = str(rolling.get("maxSurge", self.max_surge))
+        unavailable = str(rolling.get("maxUnavailable", self.max_unavailable))
+        for name, value in (("maxSurge", surge), ("maxUnavailable", unavailable)):
+            if not value.removesuffix("%").isdigit():
+                raise ValueError(f"strategy.rollingUpdate.{name} must be a count or a percentage, got {value!r}")
+        return kind, surge, unavailable
+
+    def strategy(self) -> tuple[str, str, str]:
+        return self.strategy_type, self.max_surge, self.max_unavailable
+
+    def strategy_k8s(self) -> dict[str, Any]:
+        """spec.strategy as the API prints it (Recreate carries no rollingUpdate block)."""
+        if self.strategy_type == "Recreate":
+            return {"type": "Recreate"}
+        return {"type": "RollingUpdate",
+                "rollingUpdate": {"maxSurge": _int_or_string(self.max_surge),
+                                  "maxUnavailable": _int_or_string(self.max_unavailable)}}
 
     def current_rs(self) -> ReplicaSet | None:
         wanted = self.template.hash()
@@ -223,10 +257,7 @@ def deployment_k8s(dep: Deployment, namespace: str, pods: list[Pod], now: float)
             "selector": {"matchLabels": {"app": dep.name}},
             "progressDeadlineSeconds": dep.progress_deadline_seconds,
             "revisionHistoryLimit": 10,
-            "strategy": {
-                "type": "RollingUpdate",
-                "rollingUpdate": {"maxSurge": dep.max_surge, "maxUnavailable": dep.max_unavailable},
-            },
+            "strategy": dep.strategy_k8s(),
             "template": _template_k8s(dep.name, dep.port, dep.template),
         },
         "status": {
@@ -255,7 +286,14 @@ def deployment_k8s(dep: Deployment, namespace: str, pods: list[Pod], now: float)
     }
 
 
+def _int_or_string(value: str) -> int | str:
+    """An IntOrString field as the API prints it: counts are numbers, percentages strings."""
+    return int(value) if value.isdigit() else value
+
+
 def _unavailable_allowance(dep: Deployment) -> int:
+    if dep.strategy_type == "Recreate":
+        return 0  # as the deployment controller: only a rolling update tolerates missing replicas
     return int(resolve_fraction(dep.max_unavailable, dep.replicas, round_up=False))
 
 
