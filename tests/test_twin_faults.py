@@ -263,3 +263,28 @@ def test_too_low_memory_limit_crash_loops_the_new_pod_while_the_old_one_serves(t
     twin.rollback("shippingservice")
     twin.advance_to(300.0)
     assert twin.probe(ready)
+
+
+def test_restarting_stale_clients_corrects_a_rotated_secret(twin: Twin) -> None:
+    """The responsible artifact of a rotation is the clients' copy of the secret: the repair
+    (restart the clients) changes it, though the Secret itself stays rotated."""
+    healthy = twin.artifact_value("secret:redis-cart-credentials")
+    assert healthy.endswith(":in-sync")
+    twin.chaos_start("credential_rotation", "redis-cart")
+    twin.advance_to(30.0)
+    rotated = twin.artifact_value("secret:redis-cart-credentials")
+    assert rotated.endswith(":stale-consumers") and rotated.split(":")[1] != healthy.split(":")[1]
+    twin.restart("cartservice")
+    twin.advance_to(150.0)
+    assert twin.artifact_value("secret:redis-cart-credentials") == rotated.replace(
+        "stale-consumers", "in-sync")
+
+
+def test_pods_on_a_failed_node_do_not_count_as_serving(twin: Twin) -> None:
+    assert twin.artifact_value("pod:checkoutservice") == "1"
+    twin.chaos_start("node_failure", "checkoutservice")
+    twin.advance_to(30.0)
+    assert twin.artifact_value("pod:checkoutservice") == "0"
+    twin.restart("checkoutservice")
+    twin.advance_to(120.0)
+    assert twin.artifact_value("pod:checkoutservice") == "1"

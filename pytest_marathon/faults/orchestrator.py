@@ -29,6 +29,9 @@ class _Live:
     fault: ScheduledFault
     restore: dict[str, Any] = field(default_factory=dict)
     faulty_value: str | None = None
+    # A chaos action takes effect on the next tick (pods go unready, nodes fail), so the value
+    # a direct fault "put there" is read at its first probe sample, not at the injection call.
+    faulty_value_settled: bool = False
 
 
 class Orchestrator:
@@ -116,6 +119,7 @@ class Orchestrator:
         except (BackendError, chaos.ChaosError) as exc:
             ok, message = False, str(exc)
         live.faulty_value = self.backend.artifact_value(entry.artifact)
+        live.faulty_value_settled = entry.mechanism != "direct"
         self._live[fault.fault_id] = live
         self._note(fault, "inject", fault.inject_at, ok, message)
 
@@ -135,6 +139,9 @@ class Orchestrator:
 
     def _artifact_corrected(self, live: _Live) -> bool:
         current = self.backend.artifact_value(live.fault.entry.artifact)
+        if not live.faulty_value_settled:
+            live.faulty_value, live.faulty_value_settled = current, True
+            return False
         return current is not None and current != live.faulty_value
 
     def _note(self, fault: ScheduledFault, action: str, t: float, ok: bool, message: str) -> None:

@@ -189,6 +189,25 @@ def _digest(value: Any) -> str:
     return "sha256:" + hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:16]
 
 
+def _secret_state(twin: Twin, name: str) -> str | None:
+    """A Secret's content digest and whether every running client holds its current value:
+    rotating a credential is corrected by restarting the clients that still hold the old one,
+    which changes the second half even though the Secret itself stays rotated."""
+    cluster = twin.cluster
+    secret = cluster.secrets.get(name)
+    if secret is None:
+        return None
+    stale = False
+    for dep_name, dep in sorted(cluster.deployments.items()):
+        if cluster.spec.deployments[dep_name].kind == "datastore":
+            continue  # the server's own credential is its live setting, not the env it started with
+        refs = {var: key for var, (sec, key) in dep.template.secret_env.items() if sec == name}
+        for pod in cluster.pods_of(dep_name):
+            if pod.running and any(pod.env.get(var) != secret.get(key) for var, key in refs.items()):
+                stale = True
+    return f"{_digest(secret)}:{'stale-consumers' if stale else 'in-sync'}"
+
+
 def artifact_value(twin: Twin, artifact: str) -> str | None:
     """`env:svc/VAR`, `image:svc`, `limits:svc/memory`, `replicas:svc`, `flag:name`, `probe:svc/kind`,
     `code:svc/path`, `secret:name`, `node:name`, `pod:svc`, `network:svc`; None when absent."""
@@ -200,7 +219,7 @@ def artifact_value(twin: Twin, artifact: str) -> str | None:
     if kind == "flag":
         return cluster.configmaps.get("feature-flags", {}).get(rest)
     if kind == "secret":
-        return _digest(cluster.secrets[rest]) if rest in cluster.secrets else None
+        return _secret_state(twin, rest)
     if kind == "node":
         node = cluster.nodes.get(rest)
         return None if node is None else ("Ready" if node.ready else "NotReady")
@@ -226,7 +245,8 @@ def artifact_value(twin: Twin, artifact: str) -> str | None:
         files = twin.registry.files(template.image)
         return _digest(files[part]) if part in files else None
     if kind == "pod":
-        return str(len(cluster.ready_pods(name)))
+        serving = [p for p in cluster.ready_pods(name) if cluster.nodes[p.node].ready]
+        return str(len(serving))
     if kind == "network":
         active = sorted(f.kind for f in twin.chaos.active.values()
                         if f.kind in ("network_delay", "network_loss", "partition")
