@@ -203,7 +203,7 @@ def _secret_state(twin: Twin, name: str) -> str | None:
             continue  # the server's own credential is its live setting, not the env it started with
         refs = {var: key for var, (sec, key) in dep.template.secret_env.items() if sec == name}
         for pod in cluster.pods_of(dep_name):
-            if pod.running and any(pod.env.get(var) != secret.get(key) for var, key in refs.items()):
+            if any(pod.env.get(var) != secret.get(key) for var, key in refs.items()):
                 stale = True
     return f"{_digest(secret)}:{'stale-consumers' if stale else 'in-sync'}"
 
