@@ -106,6 +106,32 @@ class MarathonResult:
         }
 
     @classmethod
+    def from_score(
+        cls,
+        config: Any,
+        bundle: Path,
+        score: Mapping[str, Any],
+        *,
+        noop_bundle: Path | None,
+        complete: bool = True,
+    ) -> MarathonResult:
+        """The result of one run's configuration (a RunConfig) and its scorer output: the one
+        place the runner and the report turn a score into something to assert on."""
+        return cls(
+            app=config.app,
+            agent=config.agent,
+            scenario=config.scenario,
+            seed=config.seed,
+            backend=config.backend,
+            bundle=Path(bundle),
+            metrics=metrics_from_score(score),
+            faults=faults_from_score(score),
+            complete=complete,
+            noop_bundle=noop_bundle,
+            score_report=score,
+        )
+
+    @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MarathonResult:
         return cls(
             app=data["app"],

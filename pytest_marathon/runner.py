@@ -28,7 +28,7 @@ from pytest_marathon.bundle import Recorder
 from pytest_marathon.config import ALERT_EVERY_S, RunConfig
 from pytest_marathon.faults import Orchestrator, load_catalog, load_scenario, schedule_for
 from pytest_marathon.interface import InProcessClient, ToolSession, serve_http
-from pytest_marathon.results import MarathonResult, faults_from_score, metrics_from_score
+from pytest_marathon.results import MarathonResult
 from pytest_marathon.run.baseline import DEFAULT_CACHE_DIR, NOOP_AGENT, cached_noop_bundle
 from pytest_marathon.run.completions import CompletionTracker
 from pytest_marathon.run.invoke import RevocableTools, call_with_budget
@@ -89,18 +89,7 @@ def score_run(config: RunConfig, bundle: Path, *, baseline_cache: Path | None) -
         noop = bundle
     report = score_bundle(bundle, noop=noop)
     data: Mapping[str, Any] = report if isinstance(report, Mapping) else report.to_json()
-    return MarathonResult(
-        app=config.app,
-        agent=config.agent,
-        scenario=config.scenario,
-        seed=config.seed,
-        backend=config.backend,
-        bundle=bundle,
-        metrics=metrics_from_score(data),
-        faults=faults_from_score(data),
-        noop_bundle=noop,
-        score_report=data,
-    )
+    return MarathonResult.from_score(config, bundle, data, noop_bundle=noop)
 
 
 def record_noop(config: RunConfig) -> Path:

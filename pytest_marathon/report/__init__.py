@@ -20,9 +20,7 @@ from pytest_marathon.report.figures import outcomes_png, timeline_png
 from pytest_marathon.results import (
     LEADERBOARD_COLUMNS,
     MarathonResult,
-    faults_from_score,
     leaderboard,
-    metrics_from_score,
 )
 from pytest_marathon.run.baseline import NOOP_AGENT, baseline_path
 
@@ -95,18 +93,7 @@ def result_from_bundle(path: Path, baseline_cache: Path | None = None) -> Marath
     if baseline_cache is not None and baseline_path(config, baseline_cache).is_dir():
         noop = baseline_path(config, baseline_cache)
     score = score_bundle(path, noop=noop, allow_incomplete=True)
-    return MarathonResult(
-        app=config.app,
-        agent=config.agent,
-        scenario=config.scenario,
-        seed=config.seed,
-        backend=config.backend,
-        bundle=Path(path),
-        metrics=metrics_from_score(score),
-        faults=faults_from_score(score),
-        complete=bundle.complete,
-        noop_bundle=noop,
-    )
+    return MarathonResult.from_score(config, path, score, noop_bundle=noop, complete=bundle.complete)
 
 
 def _b64(png: bytes) -> str:
