@@ -151,6 +151,14 @@ def test_functions_and_range_query() -> None:
     assert math.isnan(e.instant("scalar(nothing)", 0.0))
 
 
+def test_an_instant_range_selector_returns_the_raw_points_in_its_window() -> None:
+    """What Prometheus' /api/v1/query answers for `g[1m]`: the samples in (t-1m, t]."""
+    store = _store({(("__name__", "g"), ("svc", "a")): [(15.0 * i, float(i)) for i in range(21)]})
+    [series] = PromQLEngine(store).instant("g[1m]", 300.0)
+    assert series["labels"] == {"__name__": "g", "svc": "a"}
+    assert series["values"] == [[15.0 * i, float(i)] for i in range(17, 21)]
+
+
 @pytest.mark.parametrize(
     ("query", "construct"),
     [
