@@ -182,3 +182,45 @@ def test_bad_strategy_changes_nothing(twin: Twin) -> None:
     with pytest.raises(BackendError, match="rollingUpdate"):
         twin.release("cartservice", strategy={"type": "Recreate", "rollingUpdate": {"maxSurge": 1}}, change_cause="x")
     assert twin.resources("deployments", "cartservice")[0]["spec"] == spec_before
+
+
+def _env_entries(backend: Twin, deployment: str) -> list[dict]:
+    return backend.resources("deployments", deployment)[0]["spec"]["template"]["spec"]["containers"][0]["env"]
+
+
+def test_a_literal_replaces_a_secret_reference_and_a_value_from_puts_it_back(twin: Twin) -> None:
+    """`kubectl set env` semantics: one entry per name, whatever its source."""
+    reference = {"secretKeyRef": {"name": "redis-cart-credentials", "key": "password"}}
+    assert [e for e in _env_entries(twin, "cartservice") if e["name"] == "REDIS_PASSWORD"] == [
+        {"name": "REDIS_PASSWORD", "valueFrom": reference}
+    ]
+    twin.release("cartservice", env={"REDIS_PASSWORD": "not-the-password"}, change_cause="inline the password")
+    twin.advance_to(120.0)
+    assert [e for e in _env_entries(twin, "cartservice") if e["name"] == "REDIS_PASSWORD"] == [
+        {"name": "REDIS_PASSWORD", "value": "not-the-password"}
+    ]
+    assert twin.artifact_value("env:cartservice/REDIS_PASSWORD") == "not-the-password"
+    assert not twin.probe({"kind": "request", "route": "/cart", "signature": ["WRONGPASS"]})
+    twin.release("cartservice", env={"REDIS_PASSWORD": reference}, change_cause="read the password from the secret")
+    twin.advance_to(240.0)
+    assert [e for e in _env_entries(twin, "cartservice") if e["name"] == "REDIS_PASSWORD"] == [
+        {"name": "REDIS_PASSWORD", "valueFrom": reference}
+    ]
+    assert twin.artifact_value("env:cartservice/REDIS_PASSWORD") == "secretKeyRef:redis-cart-credentials/password"
+    assert twin.probe({"kind": "request", "route": "/cart"})
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ({"configMapKeyRef": {"name": "x", "key": "y"}}, "valueFrom supports only secretKeyRef"),
+        ({"secretKeyRef": {"name": "redis-cart-credentials"}}, "needs a name and a key"),
+        ({"secretKeyRef": {"name": "no-such-secret", "key": "password"}}, "secret 'no-such-secret' does not exist"),
+    ],
+)
+def test_a_bad_value_from_is_refused_and_changes_nothing(twin: Twin, value: dict, problem: str) -> None:
+    before = _env_entries(twin, "cartservice")
+    with pytest.raises(BackendError, match=problem):
+        twin.release("cartservice", env={"REDIS_PASSWORD": value}, change_cause="x")
+    assert _env_entries(twin, "cartservice") == before
+    assert [h["revision"] for h in twin.rollout_history("cartservice")] == [1]

@@ -105,11 +105,20 @@ def test_rolling_back_a_rotation_keeps_clients_that_took_the_new_credential(twin
     assert not twin.logs(service="cartservice", level="error", contains="WRONGPASS", since=160.0, limit=1)
 
 
-def test_redis_maxmemory_rejects_writes(twin: Twin) -> None:
-    twin.chaos_start("redis_maxmemory", "redis-cart")
+def test_redis_maxmemory_rejects_writes_and_a_restart_of_redis_clears_it(twin: Twin) -> None:
+    """Writes fail with redis' OOM error, reads still work; cartservice's gRPC server (ASP.NET
+    Core) logs the status it raises; a restarted redis starts with its configured maxmemory."""
+    twin.chaos_start("redis_maxmemory", "redis-cart", maxmemory="512Ki")
     twin.advance_to(300.0)
-    assert twin.logs(service="cartservice", level="error", contains="OOM command not allowed", limit=1) or \
-        twin.logs(service="frontend", level="error", contains="OOM command not allowed", limit=1)
+    raised = twin.logs(service="cartservice", contains="OOM command not allowed", limit=1)
+    assert raised and raised[0]["level"] == "info"
+    assert raised[0]["message"].startswith("Error status code 'FailedPrecondition' with detail 'Can't access cart")
+    assert twin.logs(service="frontend", level="error", contains="OOM command not allowed", limit=1)
+    assert not twin.probe({"kind": "request", "route": "add_to_cart", "signature": ["OOM command not allowed"]})
+    assert twin.probe({"kind": "request", "route": "home"})
+    twin.restart("redis-cart")
+    twin.advance_to(600.0)
+    assert twin.probe({"kind": "request", "route": "add_to_cart", "signature": ["OOM command not allowed"]})
 
 
 def test_network_delay_and_partition(twin: Twin) -> None:
@@ -288,3 +297,20 @@ def test_pods_on_a_failed_node_do_not_count_as_serving(twin: Twin) -> None:
     twin.restart("checkoutservice")
     twin.advance_to(120.0)
     assert twin.artifact_value("pod:checkoutservice") == "1"
+
+
+def test_a_second_rotation_never_reissues_a_credential_clients_already_hold(twin: Twin) -> None:
+    """Rotating to a value that an earlier rotation handed out would leave clients restarted
+    during that rotation untouched: the twin issues a fresh value instead."""
+    first = twin.chaos_start("credential_rotation", "redis-cart", new_password="next")
+    twin.restart("cartservice")  # its new pod reads the rotated value
+    twin.advance_to(150.0)
+    twin.chaos_stop(first)
+    twin.advance_to(200.0)
+    probe = {"kind": "rpc", "service": "cartservice", "method": "GetCart", "request": {"user_id": "u"},
+             "signature": ["WRONGPASS"]}
+    assert twin.probe(probe)  # the rolled-back server still honours the value the pod holds
+    twin.chaos_start("credential_rotation", "redis-cart", new_password="next")
+    twin.advance_to(260.0)
+    assert not twin.probe(probe)
+    assert twin.logs(service="cartservice", level="error", contains="WRONGPASS", since=200.0, limit=1)

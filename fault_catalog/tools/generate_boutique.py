@@ -138,6 +138,17 @@ def probe_for(service: str, signature: list[str]) -> dict[str, Any]:
     return probe | {"signature": signature}
 
 
+def direct_call(service: str, method: str, request: dict[str, Any], signature: list[str]) -> dict[str, Any]:
+    """A call straight to the service that holds the fault: a page request makes other calls
+    first (the product lookup before a cart write), and a fault elsewhere on that path would fail
+    the page before this fault's symptom could show."""
+    return {"kind": "rpc", "service": service, "method": method, "request": request, "signature": signature}
+
+
+CART_READ = ("GetCart", {"user_id": "synthetic-check"})
+CART_WRITE = ("AddItem", {"user_id": "synthetic-check", "item": {"product_id": "OLJCESPC7Z", "quantity": 1}})
+
+
 def dialled(caller: str, address: str, datastore: bool) -> list[str]:
     """The evidence of a call from `caller` to exactly `address` failing: a redis client reports
     the address it could not reach, a gRPC client span names the address it dialled."""
@@ -392,6 +403,30 @@ def configuration(w: Writer, app: dict[str, Any]) -> None:
                     "change_cause": f"Trim the {svc} CPU limit to {cut} to fit the smaller node pool",
                     "injection": {"resources": {"limits.cpu": cut}},
                     "recovery": f"Restore the CPU limit {cpu_limit}",
+                    "remedy": rollback(svc),
+                },
+            )
+        # the cart store's credential pasted into the manifest where the Secret reference was:
+        # the literal replaces the reference, and it is a value this cluster's redis rejects
+        for var, ref in sorted(dep.get("secret_env", {}).items() if svc == "cartservice" else ()):
+            owner = next(n for n, d in deps.items() if ref in d.get("secret_env", {}).values()
+                         and d.get("kind") == "datastore")
+            short = owner.split("-")[0]
+            literal = f"{app['secrets'][ref['secret']][ref['key']]}-staging"
+            w.entry(
+                f"cfg-password-{svc}-{short}",
+                {
+                    "category": "configuration",
+                    "mechanism": "change",
+                    "target": svc,
+                    "culprits": [svc],
+                    "probe": direct_call(svc, *CART_READ, ["WRONGPASS"]),
+                    "artifact": f"env:{svc}/{var}",
+                    "aliases": [],
+                    "log": {"service": svc, "message": "WRONGPASS"},
+                    "change_cause": f"Set {var} inline while the {ref['secret']} sync is migrated",
+                    "injection": {"env": {var: literal}},
+                    "recovery": f"Restore {var} from secret {ref['secret']}",
                     "remedy": rollback(svc),
                 },
             )
@@ -651,10 +686,22 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
         artifact="pod:redis-cart",
         remedy="none",
     )
-    # redis maxmemory: redis-cart now refuses writes once its used memory exceeds a lowered
-    # maxmemory (below its ~0.9 MB overhead every write fails), but cartservice raises the refusal
-    # to its caller without logging it, and the frontend that logs it is not a direct caller of
-    # redis-cart, so admission finds no message from the target or a direct caller: left out.
+    # maxmemory lowered at runtime (CONFIG SET) below redis' own ~0.9 MB: every write is refused,
+    # reads still work; cartservice's gRPC server logs the status it raises. A restart of
+    # redis-cart starts a server with its configured maxmemory (and, emptyDir, no carts).
+    add(
+        "db-redis-maxmemory",
+        "database-network",
+        "redis_maxmemory",
+        "redis-cart",
+        "redis-cart maxmemory lowered",
+        log=("cartservice", "OOM command not allowed"),
+        signature=["OOM command not allowed"],
+        probe=direct_call("cartservice", *CART_WRITE, ["OOM command not allowed"]),
+        artifact="pod:redis-cart",
+        remedy=restart("redis-cart"),
+        maxmemory="512Ki",
+    )
     nodes = [f"node:{n['name']}" for n in app["nodes"]]
     for svc in NODE_TARGETS:
         add(
@@ -676,7 +723,7 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
             "mechanism": "direct",
             "target": "cartservice",
             "culprits": ["cartservice"],
-            "probe": probe_for("cartservice", ["WRONGPASS"]),
+            "probe": direct_call("cartservice", *CART_READ, ["WRONGPASS"]),
             "artifact": "secret:redis-cart-credentials",
             "aliases": ["env:cartservice/REDIS_PASSWORD"],
             "log": {"service": "cartservice", "message": "WRONGPASS"},

@@ -49,6 +49,29 @@ class BackendError(Exception):
     """A request the backend cannot carry out (unknown object, bad value); nothing changed."""
 
 
+# How `artifact_value("env:svc/VAR")` reports a variable that takes its value from a Secret: the
+# reference, never the credential. A release restores such a variable by passing the reference
+# back as Kubernetes' `valueFrom` document (`secret_key_ref`).
+SECRET_REF_PREFIX = "secretKeyRef:"
+
+# An env value in a release: a literal, Kubernetes' `valueFrom` document (`{"secretKeyRef":
+# {"name": ..., "key": ...}}`), or None to remove the variable.
+EnvValue = str | Mapping[str, Any] | None
+
+
+def secret_ref_text(name: str, key: str) -> str:
+    return f"{SECRET_REF_PREFIX}{name}/{key}"
+
+
+def env_value_from_artifact(value: str | None) -> EnvValue:
+    """The release value that puts back what `artifact_value("env:...")` read: a literal stays a
+    literal, a Secret reference becomes its `valueFrom` document again."""
+    if value is not None and value.startswith(SECRET_REF_PREFIX):
+        name, _, key = value[len(SECRET_REF_PREFIX):].partition("/")
+        return {"secretKeyRef": {"name": name, "key": key}}
+    return value
+
+
 @runtime_checkable
 class Backend(Protocol):
     app: str
@@ -151,7 +174,7 @@ class Backend(Protocol):
         deployment: str,
         *,
         image: str | None = None,
-        env: Mapping[str, str | None] | None = None,
+        env: Mapping[str, EnvValue] | None = None,
         resources: Mapping[str, str] | None = None,
         probes: Mapping[str, Any] | None = None,
         patch: str | None = None,
@@ -161,7 +184,9 @@ class Backend(Protocol):
         """Deliver a change as a new revision through the release pipeline (a code patch is
         built into a new image first). `strategy` is a Kubernetes `spec.strategy` document
         (`{"type": "Recreate"}`, or `RollingUpdate` with `rollingUpdate.maxSurge/maxUnavailable`)
-        set in the same apply; alone it changes the deployment without a new revision."""
+        set in the same apply; alone it changes the deployment without a new revision. An env
+        value replaces the variable's whole entry, as `kubectl set env` does: a literal set over
+        a Secret reference drops the reference, a `valueFrom` document puts one back."""
 
     def chaos_start(self, kind: str, target: str, **params: Any) -> str:
         """Start a direct fault; returns a handle for `chaos_stop`."""

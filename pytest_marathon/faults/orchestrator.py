@@ -14,7 +14,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_marathon.backends.base import ActionResult, Backend, BackendError
+from pytest_marathon.backends.base import (
+    ActionResult,
+    Backend,
+    BackendError,
+    env_value_from_artifact,
+)
 from pytest_marathon.faults import chaos, chaos_actions
 from pytest_marathon.faults.catalog import CatalogEntry
 from pytest_marathon.faults.schedule import Schedule, ScheduledFault
@@ -157,7 +162,10 @@ def snapshot(backend: Backend, entry: CatalogEntry) -> dict[str, Any]:
     if entry.patch is not None or entry.image is not None:
         restore["image"] = backend.artifact_value(f"image:{target}")
     if entry.env:
-        restore["env"] = {var: backend.artifact_value(f"env:{target}/{var}") for var in entry.env}
+        restore["env"] = {
+            var: env_value_from_artifact(backend.artifact_value(f"env:{target}/{var}"))
+            for var in entry.env
+        }
     if entry.resources:
         restore["resources"] = {
             key: backend.artifact_value(f"limits:{target}/{key.rsplit('.', 1)[-1]}")

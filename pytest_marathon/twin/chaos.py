@@ -186,10 +186,16 @@ class Chaos:
         secret_name, key = self._secret_of(fault.target)
         old = self.cluster.secrets[secret_name][key]
         new = str(fault.params.get("new_password", old + "-rotated"))
+        servers = self._servers_of(fault.target).values()
+        if new == old or any(new in s.also_accepted for s in servers):
+            # a rotation never hands out a credential that was valid before: clients restarted
+            # during an earlier rotation to the same value would otherwise be unaffected
+            new = f"{new}.{self._counter + 1}"
         fault.undo.update(secret=secret_name, key=key, old=old, new=new)
         self.cluster.secrets[secret_name][key] = new
         for server in self._servers_of(fault.target).values():
             server.password = new
+            server.also_accepted.clear()  # rotating revokes every credential honoured before
 
     def _stop_credential_rotation(self, fault: ChaosFault, now: float) -> None:
         """Restore the original credential while still honouring the rotated one, the way an

@@ -15,7 +15,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_marathon.backends.base import ActionResult, BackendError, BuildResult, SliSample
+from pytest_marathon.backends.base import (
+    ActionResult,
+    BackendError,
+    BuildResult,
+    EnvValue,
+    SliSample,
+)
 from pytest_marathon.determinism import rng_for
 from pytest_marathon.tsdb import SeriesStore
 from pytest_marathon.twin import images, probes
@@ -421,7 +427,7 @@ class Twin:
                                   change_cause=change_cause or f"deploy image {image}")
 
     # --- fault API -----------------------------------------------------------------------------------------
-    def release(self, deployment: str, *, image: str | None = None, env: Mapping[str, str | None] | None = None,
+    def release(self, deployment: str, *, image: str | None = None, env: Mapping[str, EnvValue] | None = None,
                 resources: Mapping[str, str] | None = None, probes: Mapping[str, Any] | None = None,
                 patch: str | None = None, strategy: Mapping[str, Any] | None = None,
                 change_cause: str) -> ActionResult:
@@ -445,7 +451,7 @@ class Twin:
         return self._apply_change(deployment, env=env, resources=resources, probes_patch=probes, image=image,
                                   change_cause=change_cause, strategy=wanted_strategy)
 
-    def _apply_change(self, deployment: str, *, env: Mapping[str, str | None] | None, resources: Mapping[str, str] | None,
+    def _apply_change(self, deployment: str, *, env: Mapping[str, EnvValue] | None, resources: Mapping[str, str] | None,
                       probes_patch: Mapping[str, Any] | None, image: str | None, change_cause: str,
                       strategy: tuple[str, str, str] | None = None) -> ActionResult:
         """Change the pod template (a new revision) and, for a release, the rollout strategy
@@ -457,9 +463,13 @@ class Twin:
         for var, value in (env or {}).items():
             if not isinstance(var, str) or not var:
                 raise BackendError(f"env names must be non-empty strings, got {var!r}")
-            if value is None:
-                template.env.pop(var, None)
-            else:
+            # one entry per name, as `kubectl set env` leaves it: a new value replaces the old
+            # entry whether that was a literal or a Secret reference
+            template.env.pop(var, None)
+            template.secret_env.pop(var, None)
+            if isinstance(value, Mapping):
+                template.secret_env[var] = self._secret_ref(var, value)
+            elif value is not None:
                 template.env[var] = str(value)
         for key, value in (resources or {}).items():
             section, _, res = key.rpartition(".")
@@ -487,6 +497,18 @@ class Twin:
             return ActionResult(True, f"deployment.apps/{deployment} unchanged", dep.revision(), self._now)
         self.cluster.change_template(deployment, template, change_cause, self._now)
         return self._result(deployment, "configured")
+
+    def _secret_ref(self, var: str, value: Mapping[str, Any]) -> tuple[str, str]:
+        """A `valueFrom: {secretKeyRef: {name, key}}` document, checked against the Secrets."""
+        ref = value.get("secretKeyRef")
+        if set(value) != {"secretKeyRef"} or not isinstance(ref, Mapping):
+            raise BackendError(f"env {var}: valueFrom supports only secretKeyRef, got {dict(value)!r}")
+        name, key = ref.get("name"), ref.get("key")
+        if not isinstance(name, str) or not isinstance(key, str) or not name or not key:
+            raise BackendError(f"env {var}: secretKeyRef needs a name and a key, got {dict(ref)!r}")
+        if name not in self.cluster.secrets:
+            raise BackendError(f"env {var}: secret {name!r} does not exist")
+        return name, key
 
     def chaos_start(self, kind: str, target: str, **params: Any) -> str:
         return self.chaos.start(kind, target, params, self._now)

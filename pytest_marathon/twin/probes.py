@@ -27,7 +27,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from pytest_marathon.backends.base import BackendError
+from pytest_marathon.backends.base import BackendError, secret_ref_text
 from pytest_marathon.determinism import rng_for
 from pytest_marathon.twin.runtime import _Trace
 
@@ -231,7 +231,7 @@ def artifact_value(twin: Twin, artifact: str) -> str | None:
         if part in template.env:
             return template.env[part]
         ref = template.secret_env.get(part)
-        return f"secretKeyRef:{ref[0]}/{ref[1]}" if ref else None
+        return secret_ref_text(*ref) if ref else None
     if kind == "image":
         return template.image
     if kind == "limits":

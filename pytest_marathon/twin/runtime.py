@@ -221,6 +221,8 @@ class Runtime:
             response = pod.instance.handle(method, ctx, request)
         except RpcError as err:
             code, message = err.code, err.message
+            if dep.language == "csharp":
+                ctx.log("info", _aspnetcore_status_log(code, message))
         except SandboxLimit as limit:
             code, message = limit.grpc_code, f"{method}: {limit.reason}"
             ctx.log("error", f"{method} aborted: {limit.reason}")
@@ -386,6 +388,14 @@ class Runtime:
         op_ms = float(dep.datastore.get("op_ms", 0.3))
         pod.cpu_demand += op_ms / 1000.0 * self.weight
         return self.servers[pod.name], op_ms + NETWORK_MS + self.edge_effect(caller.deployment, pod.deployment).delay_ms
+
+
+def _aspnetcore_status_log(code: str, message: str) -> str:
+    """ASP.NET Core's gRPC server logs every status a handler raises (category
+    Grpc.AspNetCore.Server.ServerCallHandler, Information, outside the `Microsoft` filter), so a
+    C# service's failures show in its own log even where its code logs nothing."""
+    status = "".join(part.capitalize() for part in code.split("_"))
+    return f"Error status code '{status}' with detail '{message}' raised."
 
 
 def _crash_log(language: str, method: str, exc: Exception) -> str:
