@@ -43,6 +43,7 @@ REASONS: dict[str, str] = {
     "no-remedy": LIMIT,  # the catalog records `remedy: none`
     "remedy-completed-too-late": LIMIT,  # took effect after the revert, or < 60 s before it
     "masked-by-overlapping-fault": LIMIT,  # the probe failed after the repair, as did live faults' probes
+    "shadowed-by-overlapping-fault": LIMIT,  # the probe never failed: live faults on its path failed it first
     "not-correlated": DEFECT,  # alerts were seen, yet no incident matched the fault
     "not-located": DEFECT,  # the oracle's culprits/artifact do not match the record
     "remedy-not-applied": DEFECT,  # the oracle saw the fault in time and did not act
@@ -212,9 +213,38 @@ def _repair_reason(fault: Mapping[str, Any], ev: Evidence, seen_at: float) -> tu
         )
     if not any(not p.get("healthy") for p in own):
         uncorrected = [float(p["t"]) for p in after if not p.get("artifact_corrected")]
+        shadows = _shadowing_faults(fault, ev, own, finish)
+        if uncorrected and shadows:
+            return "shadowed-by-overlapping-fault", (
+                f"probe never failed: until the remedy took effect at {finish:g} s, the probes of live "
+                f"faults {', '.join(shadows)} on workloads in its path failed at every sample, so its "
+                "request stopped before reaching the fault"
+            )
         if uncorrected:
             return "artifact-not-corrected", (
                 f"probe never failed; {fault.get('artifact')} still uncorrected at {uncorrected[-1]:g} s "
                 f"after the remedy took effect at {finish:g} s"
             )
     return "scorer-disagreement", f"remedy took effect at {finish:g} s and probes stayed healthy"
+
+
+
+def _shadowing_faults(
+    fault: Mapping[str, Any], ev: Evidence, own: Sequence[Mapping[str, Any]], until: float
+) -> list[str]:
+    """Live faults whose culprits lie in this fault's scope and whose probes failed at every one
+    of this fault's samples before `until`: a probe fails only on its fault's own evidence, so
+    one whose request dies earlier on another fault (no endpoint, a timeout upstream) reads
+    healthy. Empty when any sample had no such company."""
+    scope = set(fault.get("scope") or ())
+    failing_at: dict[float, set[str]] = {}
+    for p in ev.probes:
+        other = ev.schedule.get(str(p.get("fault_id")))
+        if other is None or other["fault_id"] == fault["fault_id"] or p.get("healthy"):
+            continue
+        if scope & set(other.get("culprits") or ()):
+            failing_at.setdefault(float(p["t"]), set()).add(other["fault_id"])
+    times = [float(p["t"]) for p in own if float(p["t"]) < until]
+    if not times or not all(failing_at.get(t) for t in times):
+        return []
+    return sorted(set().union(*(failing_at[t] for t in times)))

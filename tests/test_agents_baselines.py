@@ -128,3 +128,17 @@ def test_rule_baselines_score_above_noop_without_forbidden_actions(runs):
         assert report["marathon_score"] > 0
         assert report["forbidden_attempted"] is False
         assert report["risk"]["n_forb"] == 0
+
+
+@pytest.mark.slow
+def test_on_a_full_marathon_the_oracle_leaves_nothing_that_is_a_defect(tmp_path):
+    """The 90-minute scenario, where up to 11 faults overlap: every fault the oracle with perfect
+    knowledge does not handle is explained by the schedule (no alert in time, no remedy, a repair
+    window too short, another fault masking or shadowing its probe), never by the twin, the
+    catalog, the oracle or the scorer."""
+    result = run_marathon(RunConfig(app="boutique", agent="oracle", seed=1, scenario="marathon", out_dir=tmp_path))
+    report = result.score_report
+    rows = explain(result.bundle, report)
+    assert len(report["per_fault"]) == 60
+    assert [r for r in rows if r["kind"] == "defect"] == []
+    assert report["marathon_score"] >= 85
