@@ -11,6 +11,7 @@ measured `scope` of an existing file is kept, so admission results survive regen
 from __future__ import annotations
 
 import json
+import re
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -215,7 +216,12 @@ class Writer:
             exp_path.write_text(json.dumps(chaos, indent=2, sort_keys=True) + "\n")
             body["injection"] = {"experiment": f"experiments/{entry_id}.json"}
         doc = {"id": entry_id, **body}
-        path.write_text(yaml.safe_dump(doc, sort_keys=False, width=100))
+        text = yaml.safe_dump(doc, sort_keys=False, width=100)
+        # the one-line form `validate-catalog --write-scope` writes, so neither tool rewrites
+        # what the other wrote
+        text = re.sub(r"(?m)^scope:\n(?:- .*\n)*", lambda m: "scope: [" + ", ".join(
+            line[2:] for line in m.group(0).splitlines()[1:]) + "]\n", text)
+        path.write_text(text)
         self.written.append(entry_id)
 
 
