@@ -314,3 +314,34 @@ def test_a_second_rotation_never_reissues_a_credential_clients_already_hold(twin
     twin.advance_to(260.0)
     assert not twin.probe(probe)
     assert twin.logs(service="cartservice", level="error", contains="WRONGPASS", since=200.0, limit=1)
+
+
+def test_a_rotation_the_server_did_not_reload_breaks_the_restarted_clients_until_it_restarts(twin: Twin) -> None:
+    """The reloader restarts the Secret's clients; redis still runs with the requirepass it read at
+    its start. Restarting redis (it reads the Secret again) repairs it; the secret artifact reads
+    stale while any running client or server holds another value than the Secret's."""
+    probe = {"kind": "rpc", "service": "cartservice", "method": "GetCart", "request": {"user_id": "u"},
+             "signature": ["WRONGPASS"]}
+    before = twin.artifact_value("secret:redis-cart-credentials")
+    assert before.endswith(":in-sync")
+    handle = twin.chaos_start("credential_rotation", "redis-cart", new_password="next", reload="clients")
+    assert [h["revision"] for h in twin.rollout_history("cartservice")] == [1, 2]  # restarted
+    twin.advance_to(120.0)
+    assert not twin.probe(probe)
+    faulty = twin.artifact_value("secret:redis-cart-credentials")
+    assert faulty.endswith(":stale-consumers")
+    twin.restart("redis-cart")
+    twin.advance_to(240.0)
+    assert twin.probe(probe)
+    assert twin.artifact_value("secret:redis-cart-credentials").endswith(":in-sync")
+    twin.chaos_stop(handle)
+    twin.advance_to(420.0)
+    assert twin.probe(probe)
+    assert twin.artifact_value("secret:redis-cart-credentials") == before
+
+
+def test_a_rotation_with_an_unknown_reload_is_refused(twin: Twin) -> None:
+    secret = twin.artifact_value("secret:redis-cart-credentials")
+    with pytest.raises(BackendError, match="reload must be one of server, clients"):
+        twin.chaos_start("credential_rotation", "redis-cart", reload="everyone")
+    assert twin.artifact_value("secret:redis-cart-credentials") == secret

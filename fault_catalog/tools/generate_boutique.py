@@ -743,6 +743,30 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
             new_password="c4rt-2024-q3",
         ),
     )
+    # the other half-applied rotation: the reloader restarts the clients with the new Secret,
+    # but redis-cart still runs with the requirepass it read at its start
+    w.entry(
+        "auth-redis-server-not-reloaded",
+        {
+            "category": "authentication",
+            "mechanism": "direct",
+            "target": "redis-cart",
+            "culprits": ["redis-cart"],
+            "probe": direct_call("cartservice", *CART_READ, ["WRONGPASS"]),
+            "artifact": "secret:redis-cart-credentials",
+            "aliases": ["env:redis-cart/REDIS_PASSWORD"],
+            "log": {"service": "cartservice", "message": "WRONGPASS"},
+            "recovery": "Restore the previous redis-cart password (the reloader restarts cartservice)",
+            "remedy": restart("redis-cart"),
+        },
+        experiment(
+            "redis-cart password rotated, server not reloaded",
+            "credential_rotation",
+            "redis-cart",
+            new_password="c4rt-2024-q4",
+            reload="clients",
+        ),
+    )
 
 
 def main() -> None:

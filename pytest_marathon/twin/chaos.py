@@ -29,6 +29,10 @@ KINDS = (
     "credential_rotation",
 )
 
+# Who picks up a rotated credential: the datastore server alone (clients keep the old value until
+# they restart), or the clients alone (a reloader restarts them; the server keeps the old value).
+ROTATION_RELOADS = ("server", "clients")
+
 
 @dataclass
 class ChaosFault:
@@ -191,19 +195,40 @@ class Chaos:
             # a rotation never hands out a credential that was valid before: clients restarted
             # during an earlier rotation to the same value would otherwise be unaffected
             new = f"{new}.{self._counter + 1}"
-        fault.undo.update(secret=secret_name, key=key, old=old, new=new)
+        reload = fault.params.get("reload", "server")
+        if reload not in ROTATION_RELOADS:
+            raise BackendError(f"credential_rotation reload must be one of {', '.join(ROTATION_RELOADS)}, got {reload!r}")
+        fault.undo.update(secret=secret_name, key=key, old=old, new=new, reload=reload)
         self.cluster.secrets[secret_name][key] = new
+        if reload == "clients":
+            self._restart_clients(secret_name, now)
+            return
         for server in self._servers_of(fault.target).values():
             server.password = new
             server.also_accepted.clear()  # rotating revokes every credential honoured before
 
     def _stop_credential_rotation(self, fault: ChaosFault, now: float) -> None:
         """Restore the original credential while still honouring the rotated one, the way an
-        operator rolls back a rotation: clients restarted during it must not break again."""
+        operator rolls back a rotation: clients restarted during it must not break again. When
+        the reloader restarted the clients, it restarts them again for the restored Secret."""
         self.cluster.secrets[fault.undo["secret"]][fault.undo["key"]] = fault.undo["old"]
         for server in self._servers_of(fault.target).values():
-            server.password = fault.undo["old"]
-            server.also_accepted.add(fault.undo["new"])
+            if fault.undo["reload"] == "server" or server.password == fault.undo["new"]:
+                server.password = fault.undo["old"]
+                server.also_accepted.add(fault.undo["new"])
+        if fault.undo["reload"] == "clients":
+            self._restart_clients(fault.undo["secret"], now)
+
+    def _restart_clients(self, secret: str, now: float) -> None:
+        """What a reloader (stakater Reloader, say) does when a Secret changes: a rollout restart
+        of every workload whose env reads it (the datastore's own pods are not annotated)."""
+        for name, dep in sorted(self.cluster.deployments.items()):
+            if self.cluster.spec.deployments[name].kind == "datastore":
+                continue
+            if any(ref == secret for ref, _key in dep.template.secret_env.values()):
+                template = dep.template.copy()
+                template.restarted_at = self.cluster.restarted_at_stamp(now)
+                self.cluster.change_template(name, template, dep.current_rs().change_cause, now)
 
     # --- helpers ---------------------------------------------------------------------------------------
     def _require_datastore(self, fault: ChaosFault) -> None:

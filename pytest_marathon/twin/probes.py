@@ -190,7 +190,7 @@ def _digest(value: Any) -> str:
 
 
 def _secret_state(twin: Twin, name: str) -> str | None:
-    """A Secret's content digest and whether every running client holds its current value:
+    """A Secret's content digest and whether every running client and server holds its current value:
     rotating a credential is corrected by restarting the clients that still hold the old one,
     which changes the second half even though the Secret itself stays rotated."""
     cluster = twin.cluster
@@ -199,11 +199,16 @@ def _secret_state(twin: Twin, name: str) -> str | None:
         return None
     stale = False
     for dep_name, dep in sorted(cluster.deployments.items()):
-        if cluster.spec.deployments[dep_name].kind == "datastore":
-            continue  # the server's own credential is its live setting, not the env it started with
         refs = {var: key for var, (sec, key) in dep.template.secret_env.items() if sec == name}
+        if not refs:
+            continue
         for pod in cluster.pods_of(dep_name):
-            if any(pod.env.get(var) != secret.get(key) for var, key in refs.items()):
+            if cluster.spec.deployments[dep_name].kind == "datastore":
+                # the server's credential is its live setting, not the env it started with
+                server = twin.servers.get(pod.name)
+                if server is not None and pod.running and server.password not in secret.values():
+                    stale = True
+            elif any(pod.env.get(var) != secret.get(key) for var, key in refs.items()):
                 stale = True
     return f"{_digest(secret)}:{'stale-consumers' if stale else 'in-sync'}"
 
