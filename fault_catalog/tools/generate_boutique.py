@@ -11,7 +11,6 @@ measured `scope` of an existing file is kept, so admission results survive regen
 from __future__ import annotations
 
 import json
-import re
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -209,18 +208,15 @@ class Writer:
         self, entry_id: str, body: dict[str, Any], chaos: dict[str, Any] | None = None
     ) -> None:
         path = OUT / f"{entry_id}.yaml"
-        if entry_id in self.scopes:  # keep the scope admission measured
-            body["scope"] = self.scopes[entry_id]
         if chaos is not None:
             exp_path = OUT / "experiments" / f"{entry_id}.json"
             exp_path.write_text(json.dumps(chaos, indent=2, sort_keys=True) + "\n")
             body["injection"] = {"experiment": f"experiments/{entry_id}.json"}
-        doc = {"id": entry_id, **body}
-        text = yaml.safe_dump(doc, sort_keys=False, width=100)
-        # the one-line form `validate-catalog --write-scope` writes, so neither tool rewrites
-        # what the other wrote
-        text = re.sub(r"(?m)^scope:\n(?:- .*\n)*", lambda m: "scope: [" + ", ".join(
-            line[2:] for line in m.group(0).splitlines()[1:]) + "]\n", text)
+        text = yaml.safe_dump({"id": entry_id, **body}, sort_keys=False, width=100)
+        if entry_id in self.scopes:  # keep the scope admission measured
+            # last and on one line, as `validate-catalog --write-scope` writes it, so neither
+            # tool rewrites what the other wrote
+            text += "scope: [" + ", ".join(self.scopes[entry_id]) + "]\n"
         path.write_text(text)
         self.written.append(entry_id)
 
@@ -432,6 +428,24 @@ def configuration(w: Writer, app: dict[str, Any]) -> None:
                     "log": {"service": svc, "message": "WRONGPASS"},
                     "change_cause": f"Set {var} inline while the {ref['secret']} sync is migrated",
                     "injection": {"env": {var: literal}},
+                    "recovery": f"Restore {var} from secret {ref['secret']}",
+                    "remedy": rollback(svc),
+                },
+            )
+            # the same line emptied by a move to shared defaults: the client skips AUTH altogether
+            w.entry(
+                f"cfg-cleared-{svc}-{short}-password",
+                {
+                    "category": "configuration",
+                    "mechanism": "change",
+                    "target": svc,
+                    "culprits": [svc],
+                    "probe": direct_call(svc, *CART_READ, ["NOAUTH"]),
+                    "artifact": f"env:{svc}/{var}",
+                    "aliases": [],
+                    "log": {"service": svc, "message": "NOAUTH"},
+                    "change_cause": f"Move {var} to the shared service defaults",
+                    "injection": {"env": {var: ""}},
                     "recovery": f"Restore {var} from secret {ref['secret']}",
                     "remedy": rollback(svc),
                 },
