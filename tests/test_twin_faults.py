@@ -6,6 +6,7 @@ import difflib
 
 import pytest
 
+from pytest_marathon.alerting import PromQLEngine
 from pytest_marathon.backends import BackendError, create_backend
 from pytest_marathon.twin.engine import Twin
 
@@ -345,3 +346,20 @@ def test_a_rotation_with_an_unknown_reload_is_refused(twin: Twin) -> None:
     with pytest.raises(BackendError, match="reload must be one of server, clients"):
         twin.chaos_start("credential_rotation", "redis-cart", reload="everyone")
     assert twin.artifact_value("secret:redis-cart-credentials") == secret
+
+
+def test_a_container_that_does_not_run_has_no_cadvisor_series(twin: Twin) -> None:
+    """As on a cluster: while its image cannot be pulled the container has no cgroup, so its
+    working set is absent (not 0), while kube-state-metrics reports why it waits."""
+    promql = PromQLEngine(twin.store)
+    twin.release("emailservice", image="emailservice:v9.9.9", strategy={"type": "Recreate"},
+                 change_cause="bump emailservice")
+    twin.advance_to(180.0)
+    working_set = promql.instant('container_memory_working_set_bytes{container="emailservice"}', twin.now)
+    waiting = promql.instant('kube_pod_container_status_waiting_reason{container="emailservice"} == 1', twin.now)
+    assert working_set == []
+    assert {w["labels"]["reason"] for w in waiting} == {"ImagePullBackOff"}
+    twin.rollback("emailservice")
+    twin.advance_to(300.0)
+    [series] = promql.instant('container_memory_working_set_bytes{container="emailservice"}', twin.now)
+    assert series["value"] > 0

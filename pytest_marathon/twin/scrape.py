@@ -17,12 +17,20 @@ def scrape_cluster(tel: Telemetry, cluster: Cluster, servers: dict[str, RedisSer
     for pod in sorted(cluster.pods.values(), key=lambda p: p.name):
         container = "redis" if pod.deployment == "redis-cart" else pod.deployment
         ids = (("pod", pod.name), ("container", container))
-        gauge(t, "container_cpu_usage_seconds_total", ids, pod.cpu_seconds)
-        gauge(t, "container_cpu_cfs_periods_total", ids, pod.cfs_periods)
-        gauge(t, "container_cpu_cfs_throttled_periods_total", ids, pod.cfs_throttled)
-        gauge(t, "container_memory_working_set_bytes", ids, pod.memory_bytes)
         limits = pod.template.resources["limits"]
-        gauge(t, "container_spec_memory_limit_bytes", ids, parse_memory(limits["memory"]))
+        # cAdvisor reports a container's cgroup only while it runs: none while it is created,
+        # pulled or backing off (a zero there would read as a 0 -> working-set jump at start)
+        for name, value in (
+            ("container_cpu_usage_seconds_total", pod.cpu_seconds),
+            ("container_cpu_cfs_periods_total", pod.cfs_periods),
+            ("container_cpu_cfs_throttled_periods_total", pod.cfs_throttled),
+            ("container_memory_working_set_bytes", pod.memory_bytes),
+            ("container_spec_memory_limit_bytes", float(parse_memory(limits["memory"]))),
+        ):
+            if pod.running:
+                gauge(t, name, ids, value)
+            else:
+                tel.absent(t, name, ids)
         gauge(t, "kube_pod_container_status_restarts_total", ids, pod.restart_count)
         for reason in WAITING_REASONS:
             gauge(t, "kube_pod_container_status_waiting_reason", (*ids, ("reason", reason)),

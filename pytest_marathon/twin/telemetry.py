@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from pytest_marathon.backends.base import SliSample
-from pytest_marathon.tsdb import STALE_NAN, Series, SeriesStore, label_key
+from pytest_marathon.tsdb import STALE_NAN, Series, SeriesStore, is_stale, label_key
 from pytest_marathon.twin.errors import GRPC_CODES
 
 SECONDS_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0)
@@ -168,6 +168,12 @@ class Telemetry:
 
     def gauge(self, t: float, name: str, labels: Iterable[tuple[str, str]], value: float) -> None:
         self._append(name, tuple(labels), t, value)
+
+    def absent(self, t: float, name: str, labels: Iterable[tuple[str, str]]) -> None:
+        """A series the scrape no longer returns: Prometheus writes one staleness marker."""
+        series = self._handles.get((name, tuple(labels)))
+        if series is not None and series.values and not is_stale(series.values[-1]):
+            series.append(t, STALE_NAN)
 
     # --- reads ------------------------------------------------------------------------------------------
     def query_logs(
