@@ -736,52 +736,43 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
             aliases=nodes,
             remedy=restart(svc),
         )
-    w.entry(
-        "auth-redis-rotated",
-        {
-            "category": "authentication",
-            "mechanism": "direct",
-            "target": "cartservice",
-            "culprits": ["cartservice"],
-            "probe": direct_call("cartservice", *CART_READ, ["WRONGPASS"]),
-            "artifact": "secret:redis-cart-credentials",
-            "aliases": ["env:cartservice/REDIS_PASSWORD"],
-            "log": {"service": "cartservice", "message": "WRONGPASS"},
-            "recovery": "Restore the previous redis-cart password",
-            "remedy": restart("cartservice"),
-        },
-        experiment(
-            "redis-cart password rotated",
-            "credential_rotation",
-            "redis-cart",
-            new_password="c4rt-2024-q3",
-        ),
-    )
-    # the other half-applied rotation: the reloader restarts the clients with the new Secret,
-    # but redis-cart still runs with the requirepass it read at its start
-    w.entry(
-        "auth-redis-server-not-reloaded",
-        {
-            "category": "authentication",
-            "mechanism": "direct",
-            "target": "redis-cart",
-            "culprits": ["redis-cart"],
-            "probe": direct_call("cartservice", *CART_READ, ["WRONGPASS"]),
-            "artifact": "secret:redis-cart-credentials",
-            "aliases": ["env:redis-cart/REDIS_PASSWORD"],
-            "log": {"service": "cartservice", "message": "WRONGPASS"},
-            "recovery": "Restore the previous redis-cart password (the reloader restarts cartservice)",
-            "remedy": restart("redis-cart"),
-        },
-        experiment(
-            "redis-cart password rotated, server not reloaded",
-            "credential_rotation",
-            "redis-cart",
-            new_password="c4rt-2024-q4",
-            reload="clients",
-        ),
-    )
+    def rotation(entry_id: str, stale: str, recovery: str, title: str, **params: Any) -> None:
+        """A redis-cart password rotation half applied: `stale` is the side left holding the
+        old value, the one to restart; cartservice's cart reads fail with WRONGPASS."""
+        w.entry(
+            entry_id,
+            {
+                "category": "authentication",
+                "mechanism": "direct",
+                "target": stale,
+                "culprits": [stale],
+                "probe": direct_call("cartservice", *CART_READ, ["WRONGPASS"]),
+                "artifact": "secret:redis-cart-credentials",
+                "aliases": [f"env:{stale}/REDIS_PASSWORD"],
+                "log": {"service": "cartservice", "message": "WRONGPASS"},
+                "recovery": recovery,
+                "remedy": restart(stale),
+            },
+            experiment(title, "credential_rotation", "redis-cart", **params),
+        )
 
+    rotation(
+        "auth-redis-rotated",
+        "cartservice",
+        "Restore the previous redis-cart password",
+        "redis-cart password rotated",
+        new_password="c4rt-2024-q3",
+    )
+    # the reloader restarts the clients with the new Secret, but redis-cart still runs with the
+    # requirepass it read at its start
+    rotation(
+        "auth-redis-server-not-reloaded",
+        "redis-cart",
+        "Restore the previous redis-cart password (the reloader restarts cartservice)",
+        "redis-cart password rotated, server not reloaded",
+        new_password="c4rt-2024-q4",
+        reload="clients",
+    )
 
 def main() -> None:
     app = yaml.safe_load(APP.read_text())

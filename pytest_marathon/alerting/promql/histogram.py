@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from pytest_marathon.alerting.promql.nodes import _Context, _Node
+from pytest_marathon.alerting.promql.reductions import _quantile_outside
 from pytest_marathon.alerting.promql.values import NAME, Labels, Vector
 
 
@@ -57,12 +58,8 @@ def _bucket_of(labels: Labels) -> tuple[Labels, float]:
 
 
 def _bucket_quantile(q: float, buckets: list[tuple[float, float]]) -> float:
-    if math.isnan(q):
-        return math.nan
-    if q < 0:
-        return -math.inf
-    if q > 1:
-        return math.inf
+    if (outside := _quantile_outside(q)) is not None:
+        return outside
     buckets = sorted(buckets, key=lambda b: b[0])
     if not math.isinf(buckets[-1][0]) or buckets[-1][0] < 0:
         return math.nan

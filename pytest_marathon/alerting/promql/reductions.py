@@ -11,15 +11,23 @@ from __future__ import annotations
 import math
 
 
-def _quantile(q: float, values: list[float]) -> float:
-    if not values:
-        return math.nan
+def _quantile_outside(q: float) -> float | None:
+    """What Prometheus answers for a φ it cannot rank (NaN, below 0, above 1); None for 0 ≤ φ ≤ 1.
+    Shared by quantile/quantile_over_time and histogram_quantile, which agree on it."""
     if math.isnan(q):
         return math.nan
     if q < 0:
         return -math.inf
     if q > 1:
         return math.inf
+    return None
+
+
+def _quantile(q: float, values: list[float]) -> float:
+    if not values:
+        return math.nan
+    if (outside := _quantile_outside(q)) is not None:
+        return outside
     ordered = sorted(values)
     n = len(ordered)
     rank = q * (n - 1)
