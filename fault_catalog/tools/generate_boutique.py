@@ -408,48 +408,37 @@ def configuration(w: Writer, app: dict[str, Any]) -> None:
                     "remedy": rollback(svc),
                 },
             )
-        # the cart store's credential pasted into the manifest where the Secret reference was:
-        # the literal replaces the reference, and it is a value this cluster's redis rejects
+        # the cart store's credential pasted into the manifest where the Secret reference was
+        # (a literal this cluster's redis rejects), or emptied by a move to shared defaults (the
+        # client skips AUTH altogether): either replaces the reference
         for var, ref in sorted(dep.get("secret_env", {}).items() if svc == "cartservice" else ()):
             owner = next(n for n, d in deps.items() if ref in d.get("secret_env", {}).values()
                          and d.get("kind") == "datastore")
             short = owner.split("-")[0]
             literal = f"{app['secrets'][ref['secret']][ref['key']]}-staging"
-            w.entry(
-                f"cfg-password-{svc}-{short}",
-                {
-                    "category": "configuration",
-                    "mechanism": "change",
-                    "target": svc,
-                    "culprits": [svc],
-                    "probe": direct_call(svc, *CART_READ, ["WRONGPASS"]),
-                    "artifact": f"env:{svc}/{var}",
-                    "aliases": [],
-                    "log": {"service": svc, "message": "WRONGPASS"},
-                    "change_cause": f"Set {var} inline while the {ref['secret']} sync is migrated",
-                    "injection": {"env": {var: literal}},
-                    "recovery": f"Restore {var} from secret {ref['secret']}",
-                    "remedy": rollback(svc),
-                },
-            )
-            # the same line emptied by a move to shared defaults: the client skips AUTH altogether
-            w.entry(
-                f"cfg-cleared-{svc}-{short}-password",
-                {
-                    "category": "configuration",
-                    "mechanism": "change",
-                    "target": svc,
-                    "culprits": [svc],
-                    "probe": direct_call(svc, *CART_READ, ["NOAUTH"]),
-                    "artifact": f"env:{svc}/{var}",
-                    "aliases": [],
-                    "log": {"service": svc, "message": "NOAUTH"},
-                    "change_cause": f"Move {var} to the shared service defaults",
-                    "injection": {"env": {var: ""}},
-                    "recovery": f"Restore {var} from secret {ref['secret']}",
-                    "remedy": rollback(svc),
-                },
-            )
+            for entry_id, value, message, cause in (
+                (f"cfg-password-{svc}-{short}", literal, "WRONGPASS",
+                 f"Set {var} inline while the {ref['secret']} sync is migrated"),
+                (f"cfg-cleared-{svc}-{short}-password", "", "NOAUTH",
+                 f"Move {var} to the shared service defaults"),
+            ):
+                w.entry(
+                    entry_id,
+                    {
+                        "category": "configuration",
+                        "mechanism": "change",
+                        "target": svc,
+                        "culprits": [svc],
+                        "probe": direct_call(svc, *CART_READ, [message]),
+                        "artifact": f"env:{svc}/{var}",
+                        "aliases": [],
+                        "log": {"service": svc, "message": message},
+                        "change_cause": cause,
+                        "injection": {"env": {var: value}},
+                        "recovery": f"Restore {var} from secret {ref['secret']}",
+                        "remedy": rollback(svc),
+                    },
+                )
         if "liveness" in probes:
             bad = {**probes["liveness"], "port": port + 1}
             w.entry(
