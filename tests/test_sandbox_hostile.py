@@ -165,3 +165,37 @@ def test_small_programs_never_escape(pieces, name):
     except (ArithmeticError, TypeError, ValueError, AttributeError, LookupError, NameError):
         return  # ordinary errors raised by the program itself, inside the sandbox
     assert result == {"ok": True}
+
+
+def test_a_pattern_that_backtracks_exponentially_in_python_matches_at_once():
+    """`(a+)+$` against 'a'*40 + 'b' takes minutes in Python's engine; service code's `re` is RE2,
+    linear in the input, so the call returns (no match) instead of stalling the marathon."""
+    assert run("import re\nreturn re.match(r'(a+)+$', 'a' * 40000 + 'b') is None") is True
+    assert run("import re\nreturn re.compile(r'(x+x+)+y').search('x' * 30000) is None") is True
+
+
+@pytest.mark.parametrize(
+    ("pattern", "reason"),
+    [(r"(a)\1", "invalid escape sequence"), (r"a(?=b)", "invalid perl operator")],
+)
+def test_a_pattern_outside_linear_time_matching_raises_re_error_with_the_reason(pattern, reason):
+    body = f"import re\ntry:\n    re.compile(r'{pattern}')\nexcept re.error as exc:\n    return str(exc)\nreturn 'compiled'"
+    message = run(body)
+    assert reason in message and "matched by RE2: no backreferences or lookaround" in message
+
+
+def test_regular_expressions_keep_pythons_interface():
+    body = """
+import re
+words = re.compile(r'\\$([a-z_]+)')
+return [
+    words.sub(lambda m: m.group(1).upper(), 'hi $name'),
+    re.findall(r'(\\w)(\\d)', 'a1 b2'),
+    re.split(r',\\s*', 'a, b,c'),
+    bool(re.search('x', 'aX', re.I)),
+    re.subn('a', 'b', 'aaa'),
+    re.fullmatch(r'[^@\\s]+@[^@\\s]+', 'a@b').span(),
+]
+"""
+    # a response is a JSON-like copy: tuples come back as lists
+    assert run(body) == ["hi NAME", [["a", "1"], ["b", "2"]], ["a", "b", "c"], True, ["bbb", 3], [0, 3]]

@@ -7,8 +7,8 @@ that catches it (``except Exception``) gains nothing: the sandbox re-raises it w
 What is bounded: Python-level work (every loop iteration, comprehension item, function entry and
 every item a builtin pulls from a lazy iterator costs a step), recursion depth, the size of any one
 sequence/int/string built by an operator, builtin or watched method, and the total of those per
-call. What is not: the running time of a single regular-expression match (a pathological pattern
-can backtrack exponentially inside the C engine).
+call. A regular-expression match, which runs in C where no step is counted, is bounded by its
+engine instead: service code's `re` is RE2, linear in its input (`sandbox_regex`).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from typing import Any
 from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack_sequence
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
+from pytest_marathon.twin import sandbox_regex
 from pytest_marathon.twin.sandbox_errors import SandboxLimit, SandboxRefusal
 
 MAX_ITEMS = 2_000_000          # largest sequence / string / range one operation may build
@@ -266,7 +267,7 @@ class Guards:
             return self._watched_str(obj, name, value)
         if name in _CONTAINER_WATCHED and isinstance(obj, _MUTABLE + (frozenset,)):
             return self._watched_container(name, value)
-        if name in ("sub", "subn") and isinstance(obj, re.Pattern):
+        if name in ("sub", "subn") and isinstance(obj, sandbox_regex.Pattern):
             return self._watched_sub(obj, value)
         return value
 
@@ -330,7 +331,7 @@ class Guards:
             return method(*(self.materialize(a) for a in args), **kwargs)
         return consume
 
-    def _watched_sub(self, pattern: re.Pattern[str], method: Callable[..., Any]) -> Callable[..., Any]:
+    def _watched_sub(self, pattern: Any, method: Callable[..., Any]) -> Callable[..., Any]:
         def sub(repl: Any, text: Any, count: int = 0) -> Any:
             self.check_sub(repl, text)
             return method(repl, text, count)
@@ -513,9 +514,10 @@ def build_std_modules(guards: Guards) -> dict[str, types.SimpleNamespace]:
                               "log log10 log2 exp modf nan pi e sqrt trunc copysign pow")
     math_view.update(floor=decimal_checked(math.floor), ceil=decimal_checked(math.ceil),
                      trunc=decimal_checked(math.trunc), fsum=consuming(math.fsum))
-    re_view = members(re, "compile match search fullmatch split findall finditer escape error "
-                          "IGNORECASE I MULTILINE M DOTALL S VERBOSE X ASCII A Pattern Match")
-    re_view.update(sub=regex_sub(re.sub), subn=regex_sub(re.subn))
+    re_view = members(sandbox_regex, "compile match search fullmatch split findall finditer "
+                                     "escape error IGNORECASE I MULTILINE M DOTALL S VERBOSE X "
+                                     "ASCII A Pattern Match")
+    re_view.update(sub=regex_sub(sandbox_regex.sub), subn=regex_sub(sandbox_regex.subn))
     itertools_view = members(itertools, "accumulate chain compress count cycle dropwhile "
                                         "filterfalse groupby islice pairwise repeat starmap "
                                         "takewhile zip_longest")
