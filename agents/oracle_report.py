@@ -228,7 +228,6 @@ def _repair_reason(fault: Mapping[str, Any], ev: Evidence, seen_at: float) -> tu
     return "scorer-disagreement", f"remedy took effect at {finish:g} s and probes stayed healthy"
 
 
-
 def _shadowing_faults(
     fault: Mapping[str, Any], ev: Evidence, own: Sequence[Mapping[str, Any]], until: float
 ) -> list[str]:

@@ -203,7 +203,7 @@ class Chaos:
         if reload == "clients":
             self._restart_clients(secret_name, now)
             return
-        for server in self._servers_of(fault.target).values():
+        for server in servers:
             server.password = new
             server.also_accepted.clear()  # rotating revokes every credential honoured before
 
@@ -226,9 +226,7 @@ class Chaos:
             if self.cluster.spec.deployments[name].kind == "datastore":
                 continue
             if any(ref == secret for ref, _key in dep.template.secret_env.values()):
-                template = dep.template.copy()
-                template.restarted_at = self.cluster.restarted_at_stamp(now)
-                self.cluster.change_template(name, template, dep.current_rs().change_cause, now)
+                self.cluster.rollout_restart(name, now)
 
     # --- helpers ---------------------------------------------------------------------------------------
     def _require_datastore(self, fault: ChaosFault) -> None:

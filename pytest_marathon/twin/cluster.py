@@ -416,8 +416,13 @@ class Cluster:
         self.events.add(now, "Normal" if ready else "Warning", "NodeReady" if ready else "NodeNotReady",
                         "Node", name, f"Node {name} status is now: {'NodeReady' if ready else 'NodeNotReady'}")
 
-    def restarted_at_stamp(self, now: float) -> str:
-        return timestamp(now) or ""
+    def rollout_restart(self, name: str, now: float) -> ReplicaSet:
+        """`kubectl rollout restart`: the same template stamped with the time, so a new revision
+        replaces every pod while keeping the current revision's change-cause."""
+        dep = self.deployments[name]
+        template = dep.template.copy()
+        template.restarted_at = timestamp(now) or ""
+        return self.change_template(name, template, dep.current_rs().change_cause, now)
 
 
 def _listen_port(env: Mapping[str, str], default: int) -> int:

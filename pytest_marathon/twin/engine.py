@@ -360,11 +360,8 @@ class Twin:
                             {"generation": dep.generation})
 
     def restart(self, deployment: str) -> ActionResult:
-        dep = self._deployment(deployment)
-        template = dep.template.copy()
-        template.restarted_at = self.cluster.restarted_at_stamp(self._now)
-        cause = dep.current_rs().change_cause
-        self.cluster.change_template(deployment, template, cause, self._now)
+        self._deployment(deployment)
+        self.cluster.rollout_restart(deployment, self._now)
         return self._result(deployment, "restarted")
 
     def scale(self, deployment: str, replicas: int) -> ActionResult:

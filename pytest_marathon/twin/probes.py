@@ -206,7 +206,9 @@ def _secret_state(twin: Twin, name: str) -> str | None:
             if cluster.spec.deployments[dep_name].kind == "datastore":
                 # the server's credential is its live setting, not the env it started with
                 server = twin.servers.get(pod.name)
-                if server is not None and pod.running and server.password not in secret.values():
+                if server is not None and pod.running and server.password not in {
+                    secret.get(key) for key in refs.values()
+                }:
                     stale = True
             elif any(pod.env.get(var) != secret.get(key) for var, key in refs.items()):
                 stale = True

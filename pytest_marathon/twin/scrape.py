@@ -18,6 +18,7 @@ def scrape_cluster(tel: Telemetry, cluster: Cluster, servers: dict[str, RedisSer
         container = "redis" if pod.deployment == "redis-cart" else pod.deployment
         ids = (("pod", pod.name), ("container", container))
         limits = pod.template.resources["limits"]
+        memory_limit = float(parse_memory(limits["memory"]))
         # cAdvisor reports a container's cgroup only while it runs: none while it is created,
         # pulled or backing off (a zero there would read as a 0 -> working-set jump at start)
         for name, value in (
@@ -25,7 +26,7 @@ def scrape_cluster(tel: Telemetry, cluster: Cluster, servers: dict[str, RedisSer
             ("container_cpu_cfs_periods_total", pod.cfs_periods),
             ("container_cpu_cfs_throttled_periods_total", pod.cfs_throttled),
             ("container_memory_working_set_bytes", pod.memory_bytes),
-            ("container_spec_memory_limit_bytes", float(parse_memory(limits["memory"]))),
+            ("container_spec_memory_limit_bytes", memory_limit),
         ):
             if pod.running:
                 gauge(t, name, ids, value)
@@ -42,7 +43,7 @@ def scrape_cluster(tel: Telemetry, cluster: Cluster, servers: dict[str, RedisSer
             gauge(t, "kube_pod_status_ready", (("pod", pod.name), ("condition", condition)), 1.0 if value else 0.0)
         gauge(t, "kube_pod_container_resource_limits", (*ids, ("resource", "cpu"), ("unit", "core")), parse_cpu(limits["cpu"]))
         gauge(t, "kube_pod_container_resource_limits", (*ids, ("resource", "memory"), ("unit", "byte")),
-              parse_memory(limits["memory"]))
+              memory_limit)
         gauge(t, "kube_pod_info", (("pod", pod.name), ("node", pod.node), ("created_by_name", pod.replica_set)), 1.0)
     for name, dep in sorted(cluster.deployments.items()):
         pods = cluster.pods_of(name)
