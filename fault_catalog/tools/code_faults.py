@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from generate_boutique import RPC_PROBE, direct_call, entry_text
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVICES = ROOT / "pytest_marathon" / "twin" / "apps" / "boutique" / "services"
@@ -31,31 +32,8 @@ PROBE = {
     "productcatalogservice": {"kind": "request", "route": "checkout"},
     "shippingservice": {"kind": "request", "route": "checkout"},
     "recommendationservice": {"kind": "request", "route": "view_cart"},
-    "emailservice": {
-        "kind": "rpc",
-        "service": "emailservice",
-        "method": "SendOrderConfirmation",
-        "request": {
-            "email": "someone@example.com",
-            "order": {
-                "order_id": "9f2c",
-                "shipping_tracking_id": "KQ-1-2",
-                "shipping_cost": {"currency_code": "USD", "units": 8, "nanos": 990000000},
-                "shipping_address": {
-                    "street_address": "1600 Amphitheatre Parkway",
-                    "city": "Mountain View",
-                    "country": "United States",
-                    "zip_code": 94043,
-                },
-                "items": [
-                    {
-                        "item": {"product_id": "6E92ZMYYFZ", "quantity": 1},
-                        "cost": {"currency_code": "USD", "units": 8, "nanos": 990000000},
-                    }
-                ],
-            },
-        },
-    },
+    # the order confirmation the templated entries send too
+    "emailservice": direct_call("emailservice", *RPC_PROBE["emailservice"]),
     "adservice": {
         "kind": "rpc",
         "service": "adservice",
@@ -1069,9 +1047,7 @@ def main() -> int:
             "recovery": f"Roll {svc} back to the previous image",
             "remedy": [{"tool": "rollback_service", "args": {"service": svc}}],
         }
-        if scope:
-            doc["scope"] = scope
-        path.write_text(yaml.safe_dump(doc, sort_keys=False, width=100))
+        path.write_text(entry_text(doc, scope))
         written.append(fault["id"])
     print(f"wrote {len(written)} code faults")
     for problem in broken:

@@ -131,18 +131,18 @@ def probe_for(service: str, signature: list[str]) -> dict[str, Any]:
     probe reads are in `pytest_marathon.twin.probes`): another live fault on the same path must
     not keep it failing once this one is repaired."""
     if service in RPC_PROBE:
-        method, request = RPC_PROBE[service]
-        probe = {"kind": "rpc", "service": service, "method": method, "request": request}
-    else:
-        probe = {"kind": "request", "route": ROUTE_OF[service]}
-    return probe | {"signature": signature}
+        return direct_call(service, *RPC_PROBE[service], signature)
+    return {"kind": "request", "route": ROUTE_OF[service], "signature": signature}
 
 
-def direct_call(service: str, method: str, request: dict[str, Any], signature: list[str]) -> dict[str, Any]:
+def direct_call(
+    service: str, method: str, request: dict[str, Any], signature: list[str] | None = None
+) -> dict[str, Any]:
     """A call straight to the service that holds the fault: a page request makes other calls
     first (the product lookup before a cart write), and a fault elsewhere on that path would fail
     the page before this fault's symptom could show."""
-    return {"kind": "rpc", "service": service, "method": method, "request": request, "signature": signature}
+    probe = {"kind": "rpc", "service": service, "method": method, "request": request}
+    return probe if signature is None else probe | {"signature": signature}
 
 
 CART_READ = ("GetCart", {"user_id": "synthetic-check"})
@@ -212,13 +212,15 @@ class Writer:
             exp_path = OUT / "experiments" / f"{entry_id}.json"
             exp_path.write_text(json.dumps(chaos, indent=2, sort_keys=True) + "\n")
             body["injection"] = {"experiment": f"experiments/{entry_id}.json"}
-        text = yaml.safe_dump({"id": entry_id, **body}, sort_keys=False, width=100)
-        if entry_id in self.scopes:  # keep the scope admission measured
-            # last and on one line, as `validate-catalog --write-scope` writes it, so neither
-            # tool rewrites what the other wrote
-            text += "scope: [" + ", ".join(self.scopes[entry_id]) + "]\n"
-        path.write_text(text)
+        path.write_text(entry_text({"id": entry_id, **body}, self.scopes.get(entry_id)))
         self.written.append(entry_id)
+
+
+def entry_text(doc: dict[str, Any], scope: list[str] | None) -> str:
+    """An entry file, with the scope admission measured (kept across regeneration) last and on
+    one line, as `validate-catalog --write-scope` writes it, so neither tool rewrites the other."""
+    text = yaml.safe_dump(doc, sort_keys=False, width=100)
+    return text + ("scope: [" + ", ".join(scope) + "]\n" if scope else "")
 
 
 def setting_base(
