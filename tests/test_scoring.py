@@ -164,9 +164,11 @@ def build_worked_example(
                     "seq": seq,
                     "tool": tool,
                     "target": target,
+                    "targets": [target],
                     "incident_id": incident,
                     "params": {},
                     "ok": True,
+                    "changed": True,
                     "completed_at": completed,
                 },
             )

@@ -109,9 +109,11 @@ def runs(draw: st.DrawFn) -> dict[str, list[dict[str, Any]]]:
                 "seq": 100 + seq,
                 "tool": "restart_service",
                 "target": target,
+                "targets": [target],
                 "incident_id": draw(st.sampled_from(incidents)),
                 "params": {},
                 "ok": True,
+                "changed": draw(st.booleans()),
                 "completed_at": t + draw(st.sampled_from([10.0, 60.0, 200.0])),
             }
         )
@@ -244,20 +246,19 @@ def test_rescoring_is_repeatable(tmp_path_factory, run):
     assert score_bundle(directory) == score_bundle(read_bundle(directory))
 
 
-def _best_matching_by_enumeration(n_faults, incidents, edges, diagnosis):
-    """The section 7 matching by brute force: maximum cardinality, then most located, then the
-    best credit for the earliest fault, then the lowest incident for the earliest fault."""
+def _best_matching_by_enumeration(n_faults, edges, preference):
+    """The section 7 matching by brute force: maximum cardinality; then, fault by fault in
+    injection order, the most preferred incident (the one that first held its alert). Diagnoses
+    play no part."""
     best_key, best = None, {}
+    incidents = sorted(preference, key=preference.get)
 
     def visit(row, used, chosen):
         nonlocal best_key, best
         if row == n_faults:
-            located = {r: diagnosis.get(c) == r for r, c in chosen.items()}
             key = (
                 -len(chosen),
-                -sum(located.values()),
-                tuple(-(1 + located[r]) if r in chosen else 0 for r in range(n_faults)),
-                tuple(incidents.index(chosen[r]) if r in chosen else -1 for r in range(n_faults)),
+                tuple(preference[chosen[r]] if r in chosen else len(incidents) for r in range(n_faults)),
             )
             if best_key is None or key < best_key:
                 best_key, best = key, dict(chosen)
@@ -282,6 +283,7 @@ def test_matching_is_the_lexicographic_optimum(tmp_path_factory, n_faults, n_inc
     pairs = [(r, i) for r in range(n_faults) for i in incidents]
     edges = set(data.draw(st.sets(st.sampled_from(pairs))))
     diagnosis = {i: data.draw(st.sampled_from([None, *range(n_faults)])) for i in incidents}
+    filing_order = data.draw(st.permutations(incidents))
     streams: dict[str, list[dict[str, Any]]] = {"schedule": [], "alerts": [], "reports": []}
     for r in range(n_faults):
         workload = f"svc{r}"
@@ -296,7 +298,7 @@ def test_matching_is_the_lexicographic_optimum(tmp_path_factory, n_faults, n_inc
                 "revert_at": 2000.0,
             }
         )
-    for seq, incident in enumerate(incidents):
+    for seq, incident in enumerate(filing_order):
         alert_ids = sorted(f"a-{r}-{incident}" for r, i in edges if i == incident)
         for alert_id in alert_ids:
             r = int(alert_id.split("-")[1])
@@ -325,7 +327,8 @@ def test_matching_is_the_lexicographic_optimum(tmp_path_factory, n_faults, n_inc
             }
         )
     result = score_bundle(_record(tmp_path_factory.mktemp("m") / "b", streams))
-    expected = _best_matching_by_enumeration(n_faults, incidents, edges, diagnosis)
+    preference = {incident: filing_order.index(incident) for incident in incidents}
+    expected = _best_matching_by_enumeration(n_faults, edges, preference)
     assert {
         int(row["fault_id"][1:]): row["incident_id"]
         for row in result["per_fault"]
@@ -334,3 +337,78 @@ def test_matching_is_the_lexicographic_optimum(tmp_path_factory, n_faults, n_inc
     assert [row["located"] for row in result["per_fault"]] == [
         expected.get(r) is not None and diagnosis[expected[r]] == r for r in range(n_faults)
     ]
+
+
+def _numbers(result: dict[str, Any]) -> dict[str, Any]:
+    """The credits and their times, without diagnostics (which do count what an agent filed)."""
+    return {key: value for key, value in _without_incident_names(result).items() if key != "diagnostics"}
+
+
+@PROPERTY_SETTINGS
+@given(run=runs(), copies=st.integers(1, 4))
+def test_copies_of_incidents_never_raise_correlation_or_location(tmp_path_factory, run, copies):
+    original = score_bundle(_record(tmp_path_factory.mktemp("r") / "b", run))
+    duplicated = [dict(r) for r in run["reports"]]
+    for report in run["reports"]:
+        for k in range(copies):
+            duplicated.append({**report, "incident_id": f"{report['incident_id']}-copy{k}",
+                               "seq": report["seq"] + 1000 * (k + 1)})
+    result = score_bundle(_record(tmp_path_factory.mktemp("r") / "b", {**run, "reports": duplicated}))
+    assert sum(r["correlated"] for r in result["per_fault"]) <= sum(
+        r["correlated"] for r in original["per_fault"]
+    )
+    assert sum(r["located"] for r in result["per_fault"]) <= sum(
+        r["located"] for r in original["per_fault"]
+    )
+
+
+@PROPERTY_SETTINGS
+@given(run=runs(), data=st.data())
+def test_a_no_op_change_never_changes_repair_or_risk(tmp_path_factory, run, data):
+    original = score_bundle(_record(tmp_path_factory.mktemp("r") / "b", run))
+    noops = [
+        {
+            "t": float(data.draw(st.integers(1, 20)) * 120),
+            "invocation": 0,
+            "seq": 500 + k,
+            "tool": data.draw(st.sampled_from(["scale_service", "set_feature_flag", "rollback_service"])),
+            "target": target,
+            "targets": [target],
+            "incident_id": data.draw(st.sampled_from(["I0", "I1", "I9"])),
+            "params": {},
+            "ok": True,
+            "changed": False,
+            "completed_at": None,
+        }
+        for k in range(data.draw(st.integers(1, 6)))
+        for target in [data.draw(st.sampled_from(WORKLOADS))]
+    ]
+    with_noops = {**run, "interventions": run["interventions"] + noops}
+    result = score_bundle(_record(tmp_path_factory.mktemp("r") / "b", with_noops))
+    assert result["diagnostics"]["noop_changes"] == original["diagnostics"]["noop_changes"] + len(noops)
+    assert _numbers(result) == _numbers(original)
+
+
+@PROPERTY_SETTINGS
+@given(run=runs(), data=st.data())
+def test_reports_after_every_horizon_change_no_number(tmp_path_factory, run, data):
+    original = score_bundle(_record(tmp_path_factory.mktemp("r") / "b", run))
+    horizon = max(f["revert_at"] for f in run["schedule"]) + 60
+    alert_ids = [a["alert_id"] for a in run["alerts"]] or ["none"]
+    late = [
+        {
+            "t": horizon + 5 + 120 * k,
+            "invocation": 99 + k,
+            "seq": 0,
+            "incident_id": data.draw(st.sampled_from(["I0", "I1", "late"])),
+            "alert_ids": sorted(data.draw(st.sets(st.sampled_from(alert_ids)))),
+            "status": "resolved",
+            "root_cause": {"culprits": [data.draw(st.sampled_from(WORKLOADS))],
+                           "artifact": f"image:{data.draw(st.sampled_from(WORKLOADS))}"},
+        }
+        for k in range(data.draw(st.integers(1, 5)))
+    ]
+    relabelled = {**run, "reports": run["reports"] + late}
+    result = score_bundle(_record(tmp_path_factory.mktemp("r") / "b", relabelled))
+    # the late records lengthen the recorded run, so only the time bins may grow
+    assert {**_numbers(result), "bins": None} == {**_numbers(original), "bins": None}

@@ -11,13 +11,14 @@ import json
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ..bundle import Bundle
 from .attribution import artifact_forms, normalise_artifact, normalise_culprits, workload_of
 
 #: An alert first fired up to this long after its fault's revert still belongs to the fault
-#: (telemetry and rule `for:` windows lag the revert).
+#: (telemetry and rule `for:` windows lag the revert). The same span after the revert is the
+#: fault's evidence horizon: incidents are judged as they stood then, never in hindsight.
 ATTRIBUTION_GRACE_S = 60.0
 
 #: `event` of an `interventions.jsonl` record saying when an earlier intervention took effect.
@@ -48,6 +49,7 @@ class Fault:
     revert_at: float
     reverted: bool
     rank: int  # position in injection order (inject_at, fault_id)
+    horizon: float  # h_f: revert + 60 s (run end if never reverted); later reports never count
 
 
 @dataclass(frozen=True)
@@ -66,22 +68,30 @@ class Report:
     alert_ids: frozenset[str]
     culprits: frozenset[str]
     artifact: str | None
+    item: int  # position of the incident in its `report_incidents` call
+
+    @property
+    def position(self) -> tuple[float, int, float, int]:
+        """Where the record stands in the agent's work (time, invocation, call, item in the
+        call), with nothing the agent names: the tie-break that comes before incident ids."""
+        return (*self.key[:3], self.item)
 
 
 @dataclass(frozen=True)
 class Intervention:
     key: tuple[float, int, float, str]
     t: float
-    target: str | None  # None: an app-wide change (e.g. the shared feature-flag configmap)
+    targets: frozenset[str]  # the workloads the change acts on (a flag: the services reading it)
     incident_id: str | None
     ok: bool
+    changed: bool  # False: a no-op (the value it already had), listed but never counted
     completed_at: float | None
 
 
 def touches(intervention: Intervention, scope: frozenset[str]) -> bool:
-    """Whether an intervention targets a workload in `scope`; an app-wide change (no target)
-    touches every workload."""
-    return intervention.target is None or intervention.target in scope
+    """Whether a state-changing intervention acts on a workload in `scope`. A no-op touches
+    nothing, and a change has only the targets it names: no change is app-wide."""
+    return intervention.changed and not intervention.targets.isdisjoint(scope)
 
 
 @dataclass(frozen=True)
@@ -191,17 +201,33 @@ def _interventions(records: list[dict[str, Any]]) -> list[Intervention]:
         completed = r.get("completed_at")
         if completed is None and r.get("seq") is not None:
             completed = completions.get((int(r.get("invocation") or 0), int(r["seq"])))
+        if not isinstance(r.get("changed"), bool):
+            raise ScoreRefusal(
+                f"an interventions record (invocation {r.get('invocation')}, seq {r.get('seq')}) "
+                "has no boolean `changed`; it was not written by this bundle schema's interface"
+            )
         interventions.append(
             Intervention(
                 key=_order_key(r),
                 t=_num(r.get("t")),
-                target=None if r.get("target") is None else str(r["target"]).strip().lower(),
+                targets=_targets(r),
                 incident_id=None if r.get("incident_id") is None else str(r["incident_id"]),
                 ok=bool(r.get("ok")),
+                changed=r["changed"],
                 completed_at=None if completed is None else float(completed),
             )
         )
     return sorted(interventions, key=lambda i: i.key)
+
+
+def _targets(record: dict[str, Any]) -> frozenset[str]:
+    """The workloads an intervention acts on: its `targets` list, else its single `target`."""
+    targets = record.get("targets")
+    if targets is None:
+        targets = [] if record.get("target") is None else [record["target"]]
+    if not isinstance(targets, list):
+        raise ScoreRefusal(f"interventions record `targets` must be a list, got {targets!r}")
+    return frozenset(str(t).strip().lower() for t in targets if str(t).strip())
 
 
 def _faults(records: list[dict[str, Any]], run_end: float) -> list[Fault]:
@@ -230,6 +256,7 @@ def _faults(records: list[dict[str, Any]], run_end: float) -> list[Fault]:
             revert_at=float(r["revert_at"]) if reverted else max(run_end, inject),
             reverted=reverted,
             rank=rank,
+            horizon=float(r["revert_at"]) + ATTRIBUTION_GRACE_S if reverted else max(run_end, inject),
         )
         for rank, (inject, fault_id, r, reverted) in enumerate(parsed)
     ]
@@ -269,6 +296,7 @@ def _report(record: dict[str, Any]) -> Report:
         alert_ids=frozenset(str(a) for a in record.get("alert_ids") or ()),
         culprits=normalise_culprits(root.get("culprits", [])),
         artifact=normalise_artifact(root.get("artifact")),
+        item=int(record.get("item") or 0),
     )
 
 
@@ -289,19 +317,16 @@ def _attribution(faults: list[Fault], alerts: dict[str, Alert]) -> dict[str, fro
     return {fault_id: frozenset(ids) for fault_id, ids in result.items()}
 
 
-def located(fault: Fault, report: Report) -> bool:
+class Diagnosed(Protocol):
+    culprits: frozenset[str]
+    artifact: str | None
+
+
+def located(fault: Fault, diagnosis: Diagnosed) -> bool:
     """The diagnosis names exactly the fault's culprit set and its artifact (after aliases)."""
     return (
         bool(fault.culprits)
-        and report.culprits == fault.culprits
-        and report.artifact is not None
-        and report.artifact in fault.artifacts
+        and diagnosis.culprits == fault.culprits
+        and diagnosis.artifact is not None
+        and diagnosis.artifact in fault.artifacts
     )
-
-
-def final_reports(reports: list[Report]) -> dict[str, Report]:
-    """Each incident's final reported state: its last record in recorded order."""
-    final: dict[str, Report] = {}
-    for report in reports:
-        final[report.incident_id] = report
-    return final

@@ -1,70 +1,65 @@
-"""Repaired: credit only recovery that the probe evidence shows after an agent intervention.
+"""Repaired: credit only a change of the agent's that the probe evidence shows fixed the fault.
 
-An intervention (target in P_f, or app-wide with no target, completed at c with inject_f <= c < revert_f) repairs f when
-* the probe failed at some sample in [inject_f, revert_f): the samples from c to the last
-  sample before revert_f end in a healthy stretch that starts at or after c, reaches that last
-  sample, and spans at least 60 s (first to last healthy sample); the repair time is the
-  stretch's first sample;
-* the probe never failed: from the first sample at or after c whose `artifact_corrected` is
-  true, every later sample before revert_f is corrected too; the repair time is that sample.
-Samples at or after revert_f are the orchestrator's cleanup and never count.
-c is the intervention's own `completed_at`, else that of its completion record (the runner's
-`event: completed` record, merged in `evidence`); a change that never took effect repairs nothing.
+An intervention repairs fault f (ARCHITECTURE.md section 7) when it
+(a) changed state: a no-op (a value the system already had) is listed, never credited;
+(b) targets a workload in P_f (a flag change targets only the services reading the flag);
+(c) was issued while f was still failing: the last probe sample at or before the action is
+    unhealthy, or, for a fault whose probe never failed, its artifact still read faulty then,
+    so a fault that had already recovered by itself is never credited to a later action;
+(d) completed at c with inject_f <= c < revert_f (c: its own `completed_at`, else that of its
+    completion record; a change that never took effect repairs nothing);
+(e) afterwards the probe is healthy at some sample >= c and at every later sample before
+    revert_f (never failed: the artifact reads corrected from some sample >= c to revert_f).
+Only samples in [inject_f, revert_f) are read, so (e) implies (d): no separate check.
+The repair time is that first sample. Samples at or after revert_f are the benchmark's cleanup
+and never count, so the orchestrator's revert can never pass for the agent's repair.
 """
 
 from __future__ import annotations
 
-from .evidence import Fault, Intervention, ProbeSample, touches
+from collections.abc import Callable
 
-HEALTHY_SPAN_S = 60.0
+from .evidence import Fault, Intervention, ProbeSample, touches
 
 
 def repair_time(
     fault: Fault, interventions: list[Intervention], samples: list[ProbeSample]
 ) -> float | None:
     """Virtual time of the first verified repair of `fault`, or None."""
-    completions = sorted(
-        i.completed_at
-        for i in interventions
-        if i.ok
-        and i.completed_at is not None
-        and touches(i, fault.scope)
-        and fault.inject_at <= i.completed_at < fault.revert_at
-    )
-    if not completions:
-        return None
     during = [s for s in samples if fault.inject_at <= s.t < fault.revert_at]
-    if not during:
+    probe_failed = any(not s.healthy for s in during)
+
+    def good(sample: ProbeSample) -> bool:
+        return sample.healthy if probe_failed else sample.artifact_corrected
+
+    stays_good_from = _start_of_final_good_stretch(during, good)
+    if stays_good_from is None:
         return None
-    if any(not s.healthy for s in during):
-        return _probe_recovery(during, completions)
-    return _artifact_correction(during, completions)
+    times = []
+    for action in interventions:
+        if not (action.ok and action.completed_at is not None and touches(action, fault.scope)):
+            continue
+        before = [s for s in during if s.t <= action.t]
+        if not before or good(before[-1]):
+            continue  # not issued while the fault was failing
+        after = [s.t for s in during[stays_good_from:] if s.t >= action.completed_at]
+        if after:
+            times.append(after[0])
+    return min(times, default=None)
 
 
-def _probe_recovery(during: list[ProbeSample], completions: list[float]) -> float | None:
-    last_failure = max(s.t for s in during if not s.healthy)
-    stretch = [s.t for s in during if s.t > last_failure]
-    if not stretch:
-        return None
-    for completed in completions:
-        after = [t for t in stretch if t >= completed]
-        if after and after[-1] - after[0] >= HEALTHY_SPAN_S:
-            return after[0]
-    return None
-
-
-def _artifact_correction(during: list[ProbeSample], completions: list[float]) -> float | None:
-    uncorrected = [s.t for s in during if not s.artifact_corrected]
-    last_uncorrected = max(uncorrected, default=float("-inf"))
-    for completed in completions:
-        corrected = [s.t for s in during if s.t >= completed and s.t > last_uncorrected]
-        if corrected:
-            return corrected[0]
-    return None
+def _start_of_final_good_stretch(
+    during: list[ProbeSample], good: Callable[[ProbeSample], bool]
+) -> int | None:
+    """Index of the first sample from which every sample up to the revert is good."""
+    start = len(during)
+    while start > 0 and good(during[start - 1]):
+        start -= 1
+    return None if start == len(during) else start
 
 
 def acted_on(fault: Fault, interventions: list[Intervention]) -> bool:
-    """Whether the agent executed any intervention on P_f while the fault was active."""
+    """Whether the agent changed anything on P_f while the fault was active."""
     return any(
         touches(i, fault.scope) and fault.inject_at <= i.t < fault.revert_at for i in interventions
     )

@@ -14,14 +14,15 @@ from .. import __version__
 from ..bundle import Bundle, read_bundle
 from .activity import time_bins
 from .degradation import check_baseline, degraded_requests
-from .evidence import Evidence, Fault, ScoreRefusal, final_reports, load_evidence, located
+from .evidence import Evidence, Fault, ScoreRefusal, load_evidence, located
+from .horizon import IncidentActivity, fault_views
 from .matching import match
 from .repair import acted_on, repair_time
 from .risk import forbidden_attempts, risk
 
 #: Bumped whenever a definition changes, so that two scores can be told comparable or not.
-SCORER_VERSION = "1.1"
-SCORE_SCHEMA_VERSION = 1
+SCORER_VERSION = "2.0"
+SCORE_SCHEMA_VERSION = 2
 OUTCOMES = (
     "handled",
     "repaired-not-located",
@@ -55,14 +56,6 @@ def median_time(values: list[float]) -> float | None:
     return sorted(values)[math.ceil(0.5 * len(values)) - 1]
 
 
-def _first_report_time(evidence: Evidence, fault: Fault, need_location: bool) -> float | None:
-    alert_ids = evidence.attributable[fault.fault_id]
-    for report in evidence.reports:
-        if report.alert_ids & alert_ids and (not need_location or located(fault, report)):
-            return report.t
-    return None
-
-
 def _outcome(a: bool, b: bool, c: bool, acted: bool) -> str:
     if a and b and c:
         return "handled"
@@ -92,29 +85,22 @@ def score_bundle(
         check_baseline(bundle, baseline)
     evidence = load_evidence(bundle)
 
-    final = final_reports(evidence.reports)
-    edges = {
-        f.fault_id: {
-            incident
-            for incident, report in final.items()
-            if report.alert_ids & evidence.attributable[f.fault_id]
-        }
-        for f in evidence.faults
-    }
-    matched = match(evidence.faults, edges, lambda f, incident: located(f, final[incident]))
+    views, activity = fault_views(evidence)
+    matched = match(evidence.faults, {f: view.candidates for f, view in views.items()})
 
     per_fault = []
     stage_times: dict[str, dict[str, float | None]] = {}
     for fault in evidence.faults:
+        view = views[fault.fault_id]
         incident = matched.get(fault.fault_id)
         a = incident is not None
-        b = a and located(fault, final[incident])
+        b = incident is not None and located(fault, view.diagnoses[incident])
         repaired_at = repair_time(
             fault, evidence.interventions, evidence.probes.get(fault.fault_id, [])
         )
         c = repaired_at is not None
-        detected_at = _first_report_time(evidence, fault, need_location=False) if a else None
-        located_at = _first_report_time(evidence, fault, need_location=True) if b else None
+        detected_at = view.detected_at if a else None
+        located_at = view.located_at if b else None
         stage_times[fault.fault_id] = {
             "detected": detected_at,
             "located": located_at,
@@ -127,6 +113,7 @@ def score_bundle(
                 "category": fault.category,
                 "inject_at": _round(fault.inject_at),
                 "revert_at": _round(fault.revert_at) if fault.reverted else None,
+                "horizon": _round(fault.horizon),
                 "incident_id": incident,
                 "correlated": a,
                 "located": b,
@@ -195,6 +182,7 @@ def score_bundle(
         },
         "cost": _cost(evidence),
         "outcomes": {name: sum(r["outcome"] == name for r in per_fault) for name in OUTCOMES},
+        "diagnostics": _diagnostics(evidence, activity, matched),
         "per_fault": per_fault,
         "bins": [
             {
@@ -203,6 +191,27 @@ def score_bundle(
             }
             for row in time_bins(evidence, stage_times)
         ],
+    }
+
+
+def _diagnostics(
+    evidence: Evidence, activity: IncidentActivity, matched: dict[str, str]
+) -> dict[str, Any]:
+    """What the score does not reward but a reader should see: how many incidents matched no
+    fault, reports that came after every horizon they could have counted for, no-op changes and
+    how the invocations ended."""
+    filed = len(activity.incidents_with_alerts)
+    statuses: dict[str, int] = {}
+    for record in evidence.invocations:
+        status = str(record.get("status") or "ok")
+        statuses[status] = statuses.get(status, 0) + 1
+    return {
+        "incidents_with_alerts": filed,
+        "incidents_matched": len(set(matched.values())),
+        "incident_precision": _round(len(set(matched.values())) / filed) if filed else None,
+        "reports_after_horizon": activity.reports_after_horizon,
+        "noop_changes": sum(1 for i in evidence.interventions if not i.changed),
+        "invocation_outcomes": dict(sorted(statuses.items())),
     }
 
 
