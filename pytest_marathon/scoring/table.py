@@ -19,6 +19,7 @@ def _seconds(timing: dict[str, Any]) -> str:
 def render_table(result: dict[str, Any]) -> str:
     run = result["run"]
     risk, degradation, cost = result["risk"], result["degradation"], result["cost"]
+    diagnostics = result["diagnostics"]
     status = "complete" if run["complete"] else f"INCOMPLETE ({run['incomplete_reason']})"
     rows = [
         ("release", str(result["release"])),
@@ -47,6 +48,17 @@ def render_table(result: dict[str, Any]) -> str:
             f"({cost['input_tokens']} in, {cost['output_tokens']} out), ${cost['usd']:.2f}",
         ),
         ("outcomes", ", ".join(f"{k} {v}" for k, v in result["outcomes"].items())),
+        (
+            "diagnostics",
+            f"incident precision {_fixed(diagnostics['incident_precision'], 2)} "
+            f"({diagnostics['incidents_matched']} of {diagnostics['incidents_with_alerts']}), "
+            f"{diagnostics['reports_after_horizon']} reports after the horizon, "
+            f"{diagnostics['noop_changes']} no-op changes",
+        ),
+        (
+            "invocations",
+            ", ".join(f"{k} {v}" for k, v in diagnostics["invocation_outcomes"].items()) or DASH,
+        ),
     ]
     width = max(len(name) for name, _ in rows)
     lines = [f"{name:<{width}}  {value}" for name, value in rows]
