@@ -170,9 +170,11 @@ def build(directory: Path) -> dict[str, int]:
                         "seq": seq,
                         "tool": "rollback_service",
                         "target": workload,
+                        "targets": [workload],
                         "incident_id": f"INC-{workload}-{n // 4}",
                         "params": {},
                         "ok": True,
+                        "changed": True,
                         "completed_at": t + 45,
                     },
                 )
