@@ -2,8 +2,8 @@
 
 The oracle has perfect knowledge, so every fault it fails to handle points either at a limit of
 the benchmark (no alert before the fault was reverted, a repair window shorter than a rollout plus
-the 60 s of healthy probes the scorer demands, no recorded remedy, a probe that another live fault
-keeps failing) or at a defect of the twin, the catalog or the oracle (a remedy that errors, a
+one probe sample, a fault that recovered by itself before anyone could act, no recorded remedy, a
+probe that another live fault keeps failing) or at a defect of the twin, the catalog or the oracle (a remedy that errors, a
 rollout that never completes, a probe that stays unhealthy with nothing else wrong). This report
 names which, per fault, from the bundle's JSONL streams and the scorer's per-fault rows. Every
 reason is one code of `REASONS`, so a test (and a reader) can tell limits from defects.
@@ -24,7 +24,6 @@ from pytest_marathon.agents.oracle import (
     remedy_steps,
 )
 
-HEALTHY_HOLD_S = 60.0
 # `event` of an interventions.jsonl record saying when an earlier intervention took effect
 # (the runner's completion record; docs/internals.md, "Bundle streams").
 COMPLETED_EVENT = "completed"
@@ -41,7 +40,8 @@ REASONS: dict[str, str] = {
     "run-ended-before-invocation": LIMIT,  # no invocation saw the first attributable alert
     "no-invocation-before-revert": LIMIT,  # the alert was first seen at or after the revert
     "no-remedy": LIMIT,  # the catalog records `remedy: none`
-    "remedy-completed-too-late": LIMIT,  # took effect after the revert, or < 60 s before it
+    "remedy-completed-too-late": LIMIT,  # took effect with no probe sample left before the revert
+    "recovered-before-remedy": LIMIT,  # the probe read healthy again before the remedy was issued
     "masked-by-overlapping-fault": LIMIT,  # the probe failed after the repair, as did live faults' probes
     "shadowed-by-overlapping-fault": LIMIT,  # the probe never failed: live faults on its path failed it first
     "not-correlated": DEFECT,  # alerts were seen, yet no incident matched the fault
@@ -160,14 +160,18 @@ def _reason(fault: Mapping[str, Any], row: Mapping[str, Any], ev: Evidence) -> t
 def _repair_reason(fault: Mapping[str, Any], ev: Evidence, seen_at: float) -> tuple[str, str]:
     """The fault was reported in time and has a remedy: why did it not count as repaired?
 
-    As the scorer does, any executed change of a workload in the fault's scope counts (the oracle
-    may have rolled a deployment back once for several faults, citing one of them)."""
+    As the scorer does, any state-changing intervention acting on a workload in the fault's scope
+    counts (the oracle may have rolled a deployment back once for several faults, citing one of
+    them); no-ops and changes elsewhere never do."""
     inject, revert = float(fault["inject_at"]), float(fault["revert_at"])
     scope = set(fault.get("scope") or ())
     done = [
         i
         for i in ev.interventions
-        if i.get("ok") and (i.get("target") is None or i["target"] in scope) and inject <= float(i["t"]) < revert
+        if i.get("ok")
+        and i.get("changed")
+        and scope & set(i.get("targets") or ())
+        and inject <= float(i["t"]) < revert
     ]
     if not done:
         incident = incident_id_of(fault)
@@ -186,14 +190,25 @@ def _repair_reason(fault: Mapping[str, Any], ev: Evidence, seen_at: float) -> tu
     if not completed:
         tools = ", ".join(f"{i.get('tool')}@{i.get('t')}" for i in done)
         return "rollout-never-completed", f"changes in scope ({tools}) never took effect"
-    in_time = [c for c in completed if c < revert - HEALTHY_HOLD_S]
+    own = sorted(
+        (p for p in ev.probes if p.get("fault_id") == fault["fault_id"] and inject <= float(p["t"]) < revert),
+        key=lambda p: float(p["t"]),
+    )
+    in_time = [c for c in completed if any(c <= float(p["t"]) for p in own)]
     if not in_time:
         return "remedy-completed-too-late", (
-            f"took effect at {completed[0]:g} s, revert at {revert:g} s; "
-            f"{HEALTHY_HOLD_S:g} s of healthy probes are needed"
+            f"took effect at {completed[0]:g} s, revert at {revert:g} s: no probe sample between"
+        )
+    probe_failed = any(not p.get("healthy") for p in own)
+    good_key = "healthy" if probe_failed else "artifact_corrected"
+    issued = min(float(i["t"]) for i in done)
+    before = [p for p in own if float(p["t"]) <= issued]
+    if before and before[-1].get(good_key):
+        return "recovered-before-remedy", (
+            f"the probe read {good_key.replace('_', ' ')} at {float(before[-1]['t']):g} s, before "
+            f"the remedy was issued at {issued:g} s: a fault that recovered by itself is never credited"
         )
     finish = in_time[0]
-    own = [p for p in ev.probes if p.get("fault_id") == fault["fault_id"]]
     after = [p for p in own if finish <= float(p["t"]) < revert]
     unhealthy = [float(p["t"]) for p in after if not p.get("healthy")]
     if unhealthy:

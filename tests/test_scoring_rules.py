@@ -302,3 +302,8 @@ def test_an_intervention_without_changed_is_refused(tmp_path):
     del record["changed"]
     with pytest.raises(Exception, match="changed"):
         score(tmp_path, "old", interventions=[record])
+
+
+def test_an_incident_whose_faults_are_past_their_horizon_puts_nothing_in_scope(tmp_path):
+    assert risk_of(tmp_path, "live", [action(REVERT + 55, REVERT + 100)])["n_out"] == 0
+    assert risk_of(tmp_path, "stale", [action(REVERT + 65, REVERT + 100)])["n_out"] == 1
