@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_marathon.bundle import STREAMS, BundleError, Recorder, read_bundle
+from pytest_marathon.bundle.format import manifest_bytes, manifest_digest
 
 MANIFEST = {
     "release": "pytest-marathon test",
@@ -53,7 +54,7 @@ def test_sealed_bundle_round_trips_and_is_read_only(tmp_path):
     digest = recorder.seal()
     bundle = read_bundle(tmp_path / "run")
     assert bundle.complete and bundle.sealed
-    assert bundle.manifest["schema_version"] == 1
+    assert bundle.manifest["schema_version"] == 2
     assert bundle.manifest["app"] == "boutique" and bundle.manifest["seed"] == 7
     assert bundle.content_digest == digest == bundle.recompute_content_digest()
     assert [r["t"] for r in bundle.stream("sli")] == [0.0, 5.0]
@@ -169,3 +170,137 @@ def test_a_directory_without_manifest_is_not_a_bundle(tmp_path):
     os.makedirs(tmp_path / "empty")
     with pytest.raises(BundleError, match="no manifest.json"):
         read_bundle(tmp_path / "empty")
+
+
+# refusals of the reader ----------------------------------------------------------------------
+
+
+def _rewrite_manifest(directory: Path, **changes: object) -> None:
+    """Edit manifest.json as a forger would: change fields, then recompute its own digest and
+    write it in the recorder's exact form, so only the rule under test can refuse it."""
+    path = directory / "manifest.json"
+    manifest = json.loads(path.read_text())
+    for key, value in changes.items():
+        if value is _DELETE:
+            manifest.pop(key, None)
+        else:
+            manifest[key] = value
+    manifest["manifest_digest"] = manifest_digest(manifest)
+    path.chmod(0o644)
+    path.write_bytes(manifest_bytes(manifest))
+
+
+_DELETE = object()
+
+
+def _edit_stream(directory: Path, name: str = "sli.jsonl") -> None:
+    path = directory / name
+    path.chmod(0o644)
+    path.write_text(path.read_text().replace('"e":0.5', '"e":0.0'))
+
+
+def test_running_with_complete_true_is_refused_and_never_skips_verification(tmp_path):
+    directory = tmp_path / "run"
+    _record_sample(directory).seal()
+    _edit_stream(directory)
+    _rewrite_manifest(directory, status="running")
+    for allow in (False, True):
+        with pytest.raises(BundleError, match="inconsistent: status 'running' with complete True"):
+            read_bundle(directory, allow_incomplete=allow)
+
+
+@pytest.mark.parametrize(
+    ("changes", "shown"),
+    [
+        ({"sealed": False}, "status 'complete' with complete True, sealed False"),
+        ({"status": "incomplete"}, "status 'incomplete' with complete True"),
+        ({"status": "running", "complete": False, "sealed": False}, "running"),
+        ({"complete": 1}, "complete 1"),
+        ({"status": "done"}, "status 'done'"),
+        ({"files": _DELETE}, "no list of files"),
+    ],
+)
+def test_a_manifest_whose_status_fields_disagree_is_refused(tmp_path, changes, shown):
+    directory = tmp_path / "run"
+    _record_sample(directory).seal()
+    _rewrite_manifest(directory, **changes)
+    with pytest.raises(BundleError, match="inconsistent") as refusal:
+        read_bundle(directory, allow_incomplete=True)
+    assert shown in str(refusal.value)
+
+
+def test_a_content_digest_the_streams_do_not_reproduce_is_refused(tmp_path):
+    directory = tmp_path / "run"
+    _record_sample(directory).seal()
+    _rewrite_manifest(directory, content_digest="0" * 64)
+    with pytest.raises(BundleError, match="content digest of .* does not match its manifest"):
+        read_bundle(directory)
+
+
+def test_a_closed_incomplete_bundle_has_its_content_digest_recomputed_too(tmp_path):
+    directory = tmp_path / "run"
+    recorder = _record_sample(directory)
+    recorder.close_incomplete("twin crashed")
+    assert read_bundle(directory, allow_incomplete=True).status == "incomplete"
+    _rewrite_manifest(directory, content_digest="0" * 64)
+    with pytest.raises(BundleError, match="content digest"):
+        read_bundle(directory, allow_incomplete=True)
+
+
+@pytest.mark.parametrize("extra", ["notes.txt", ".hidden", "streams"])
+def test_a_file_the_manifest_does_not_list_is_refused_by_name(tmp_path, extra):
+    directory = tmp_path / "run"
+    _record_sample(directory).seal()
+    if extra == "streams":
+        (directory / extra).mkdir()
+    else:
+        (directory / extra).write_text("{}\n")
+    with pytest.raises(BundleError, match=f"{extra} in .* is not part of the bundle"):
+        read_bundle(directory)
+
+
+def test_a_signature_file_in_an_incomplete_bundle_is_refused(tmp_path):
+    directory = tmp_path / "run"
+    _record_sample(directory).close_incomplete("stopped")
+    (directory / "signature.json").write_text("{}\n")
+    with pytest.raises(BundleError, match="signature.json in .* is not part of the bundle"):
+        read_bundle(directory, allow_incomplete=True)
+
+
+def test_a_missing_stream_file_is_refused_by_name(tmp_path):
+    directory = tmp_path / "run"
+    _record_sample(directory).seal()
+    (directory / "probes.jsonl").unlink()
+    with pytest.raises(BundleError, match="probes.jsonl is missing"):
+        read_bundle(directory)
+
+
+def test_a_running_bundle_is_read_only_on_request_and_only_with_its_streams(tmp_path):
+    directory = tmp_path / "run"
+    _record_sample(directory)  # never sealed: the manifest still says running
+    with pytest.raises(BundleError, match="incomplete"):
+        read_bundle(directory)
+    assert read_bundle(directory, allow_incomplete=True).status == "running"
+    (directory / "extra.jsonl").write_text("")
+    with pytest.raises(BundleError, match="extra.jsonl in .* is not part of the bundle"):
+        read_bundle(directory, allow_incomplete=True)
+
+
+def test_a_version_1_bundle_is_refused_as_written_by_an_older_release(tmp_path):
+    directory = tmp_path / "run"
+    _record_sample(directory).seal()
+    _rewrite_manifest(directory, schema_version=1)
+    with pytest.raises(BundleError, match="older release") as refusal:
+        read_bundle(directory)
+    assert "schema version 1" in str(refusal.value) and "re-run" in str(refusal.value)
+
+
+def test_a_manifest_with_equal_json_but_other_bytes_is_refused(tmp_path):
+    """The signature is over bytes, so the reader accepts only the bytes the recorder writes."""
+    directory = tmp_path / "run"
+    _record_sample(directory).seal()
+    path = directory / "manifest.json"
+    path.chmod(0o644)
+    path.write_bytes(path.read_bytes().rstrip(b"\n") + b" ")
+    with pytest.raises(BundleError, match="manifest.json of .* was modified"):
+        read_bundle(directory)
