@@ -321,6 +321,9 @@ class _Marathon:
         )
 
     def _manifest(self) -> dict[str, Any]:
+        """Who ran what: `config` holds every setting the scorer's baseline rule compares
+        (effective users, Δ, budget, cap, scenario/catalog/rule-pack digests). A signing key is
+        not recorded: the signature file says who vouches for the bundle."""
         agent_name = getattr(self.agent, "name", None) or self.config.agent
         return {
             "release": RELEASE,
