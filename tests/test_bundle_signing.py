@@ -277,6 +277,51 @@ def test_an_incomplete_bundle_is_never_signed(tmp_path: Path, keys: Path) -> Non
         read_bundle(tmp_path / "run", allow_incomplete=True, verify_key=f"{keys}.pub")
 
 
+def _respell_base64(text: str) -> str:
+    """The same bytes in another spelling: the last character before the padding carries unused
+    low bits, which a lax decoder ignores."""
+    import base64
+
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    body = text.rstrip("=")
+    last = alphabet.index(body[-1])
+    respelled = body[:-1] + alphabet[last ^ 1] + text[len(body):]
+    assert base64.b64decode(respelled) == base64.b64decode(text) and respelled != text
+    return respelled
+
+
+@pytest.mark.parametrize(
+    ("edit", "reason"),
+    [
+        (lambda doc: {**doc, "public_key": _respell_base64(doc["public_key"])}, "canonical base64"),
+        (lambda doc: {**doc, "signature": _respell_base64(doc["signature"])}, "canonical base64"),
+        (lambda doc: {**doc, "key_id": "0123456789abcdef"}, "key_id does not name its public key"),
+        (lambda doc: {**doc, "algorithm": "Ed25519"}, "unknown algorithm 'Ed25519'"),
+        (lambda doc: {**doc, "signed_file": "sli.jsonl"}, "does not sign manifest.json"),
+        (lambda doc: {**doc, "note": "trust me"}, "must hold exactly"),
+        (lambda doc: " " + json.dumps(doc, sort_keys=True, separators=(",", ":")) + "\n",
+         "modified after it was written"),
+        (lambda doc: json.dumps(doc, sort_keys=True, separators=(",", ":")) + " ",
+         "modified after it was written"),
+    ],
+)
+def test_a_signature_file_that_says_the_same_in_other_bytes_is_refused(
+    tmp_path: Path, edit, reason: str
+) -> None:
+    """Signatures that still verify, spelled differently: refused, so that a signed bundle has
+    one form and no byte of it can change unnoticed."""
+    key = ed25519.Ed25519PrivateKey.generate()
+    directory = _record(tmp_path / "run", sign_key=key)
+    path = directory / "signature.json"
+    edited = edit(json.loads(path.read_text()))
+    if isinstance(edited, dict):
+        edited = json.dumps(edited, sort_keys=True, separators=(",", ":")) + "\n"
+    path.chmod(0o644)
+    path.write_text(edited)
+    with pytest.raises(BundleError, match=reason):
+        read_bundle(directory)
+
+
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())

@@ -62,9 +62,6 @@ def generate_key_pair(prefix: str | os.PathLike[str]) -> tuple[Path, Path, str]:
     replaced by accident, or when the folder does not exist; nothing is left behind then."""
     private_path = Path(f"{os.fspath(prefix)}{PRIVATE_SUFFIX}")
     public_path = Path(f"{os.fspath(prefix)}{PUBLIC_SUFFIX}")
-    for path in (private_path, public_path):
-        if path.exists() or path.is_symlink():
-            raise KeyFileError(f"{path} already exists; refusing to overwrite a key file")
     if not private_path.parent.is_dir():
         raise KeyFileError(f"cannot write keys to {prefix}: folder {private_path.parent} does not exist")
     key = Ed25519PrivateKey.generate()
@@ -79,15 +76,16 @@ def generate_key_pair(prefix: str | os.PathLike[str]) -> tuple[Path, Path, str]:
     _write_new(private_path, private_pem, 0o600)
     try:
         _write_new(public_path, public_pem, 0o644)
-    except BaseException:
+    except BaseException:  # PREFIX.pub exists (or cannot be written): leave nothing behind
         private_path.unlink(missing_ok=True)
         raise
     return private_path, public_path, key_id(key.public_key())
 
 
 def _write_new(path: Path, data: bytes, mode: int) -> None:
-    """Create `path` exclusively with `mode` from the start (a private key is never readable by
-    others, not even for a moment)."""
+    """Create `path` exclusively (O_EXCL: an existing file or symlink is never overwritten, even
+    when it appears concurrently) with `mode` from the start (a private key is never readable
+    by others, not even for a moment)."""
     try:
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     except FileExistsError:
