@@ -455,3 +455,13 @@ def test_a_run_with_other_users_does_not_reuse_nor_accept_the_default_baseline(f
     with pytest.raises(ScoreRefusal, match="config.users 10 != 4"):
         score_bundle(few, noop=default)
     assert score_bundle(few, noop=few_users["few_noop"])["degradation"]["noop_agent"] == "noop"
+
+
+def test_a_manifest_holding_json_the_recorder_never_writes_is_refused(tmp_path):
+    directory = tmp_path / "run"
+    _record_sample(directory).seal()
+    path = directory / "manifest.json"
+    path.chmod(0o644)
+    path.write_bytes(path.read_bytes().replace(b'"seed":7', b'"seed":NaN'))
+    with pytest.raises(BundleError, match="manifest.json of .* was modified"):
+        read_bundle(directory)

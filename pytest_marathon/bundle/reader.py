@@ -137,9 +137,12 @@ def read_bundle(
     if not isinstance(manifest, dict):
         raise BundleError(f"{manifest_path} is not a JSON object")
     _check_schema(directory, manifest.get("schema_version"))
-    if manifest.get("manifest_digest") != manifest_digest(manifest) or raw != manifest_bytes(
-        manifest
-    ):
+    try:
+        written_so = manifest.get("manifest_digest") == manifest_digest(manifest)
+        written_so = written_so and raw == manifest_bytes(manifest)
+    except ValueError:  # NaN or Infinity: JSON the recorder refuses to write
+        written_so = False
+    if not written_so:
         raise BundleError(f"{MANIFEST} of {directory} was modified after it was written")
     status = _check_state(directory, manifest)
     bundle = Bundle(directory, manifest)
