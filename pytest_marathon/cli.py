@@ -14,6 +14,7 @@ _PACKAGE_COMMANDS = (
     "pytest_marathon.alerting.command",
     "pytest_marathon.faults.command",
     "pytest_marathon.scoring.command",
+    "pytest_marathon.bundle.command",
     "pytest_marathon.interface.command",
     "pytest_marathon.agents.command",
 )

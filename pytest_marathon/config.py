@@ -73,10 +73,20 @@ class RunConfig:
         return Path(self.out_dir) / self.run_id
 
     def manifest_config(self) -> dict[str, Any]:
-        """The JSON-safe config recorded in the bundle manifest (no output paths: they are not
-        part of what the run is)."""
+        """The JSON-safe config recorded in the bundle manifest: everything the scorer's baseline
+        rule compares. The user count is the effective number (the app's default when unset, so
+        a default and its explicit value are one run), times are floats (60 and 60.0 are one
+        run), and digests of the scenario, catalog and rule-pack files the run reads are added,
+        since a name does not prove its content. No output paths: they are not part of what the
+        run is."""
+        from pytest_marathon.run.digests import effective_users, run_digests
+
         data = asdict(self)
         data.pop("out_dir")
+        data["users"] = effective_users(self.app, self.backend, self.users)
+        data["delta_s"] = float(self.delta_s)
+        data["budget_s"] = float(self.budget_s)
+        data.update(run_digests(self.app, self.scenario))
         return data
 
 

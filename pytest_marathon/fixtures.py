@@ -84,7 +84,12 @@ class MarathonHarness:
             out_dir=self.out_dir,
             **overrides,
         )
-        return run_marathon(config, agent=instance, baseline_cache=self.settings.cache_dir)
+        return run_marathon(
+            config,
+            agent=instance,
+            baseline_cache=self.settings.cache_dir,
+            sign_key=self.settings.sign_key,
+        )
 
 
 @pytest.fixture

@@ -73,7 +73,10 @@ class MarathonItem(pytest.Item):
         settings = self.config.stash[SETTINGS]
         run_config = RunConfig(out_dir=settings.bundle_dir, backend=settings.backend, **self.run)
         result = run_marathon(
-            run_config, progress=_progress_for(self.config), baseline_cache=settings.cache_dir
+            run_config,
+            progress=_progress_for(self.config),
+            baseline_cache=settings.cache_dir,
+            sign_key=settings.sign_key,
         )
         self.stash[ITEM_RESULT] = result
         self.user_properties.append(("bundle", str(result.bundle)))

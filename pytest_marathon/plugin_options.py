@@ -60,6 +60,12 @@ _OPTIONS: tuple[tuple[str, str, str, str], ...] = (
     ("--marathon-report", "marathon_report", "string", "write the HTML report to this file"),
     ("--marathon-save", "marathon_save", "string", "save results under .marathon/saved as NAME"),
     (
+        "--marathon-sign-key",
+        "marathon_sign_key",
+        "string",
+        "sign every run bundle with this Ed25519 private key file (pytest-marathon keygen)",
+    ),
+    (
         "--marathon-compare-fail",
         "marathon_compare_fail",
         "linelist",
@@ -111,6 +117,9 @@ class MarathonSettings:
     save: str | None
     compare: str | None
     compare_fail: tuple[CompareRule, ...]
+    #: The loaded Ed25519 private key bundles are signed with (None: unsigned). Loaded while
+    #: options are validated, so a bad key file stops pytest before any run starts.
+    sign_key: Any = None
 
     @property
     def active(self) -> bool:
@@ -187,6 +196,7 @@ def read_settings(config: pytest.Config) -> MarathonSettings:
     compare = _value(config, "marathon_compare")
     if rules and compare is None:
         compare = "latest"
+    sign_key = _sign_key(_path(here, _value(config, "marathon_sign_key")))
     marathon_dir = root / ".marathon"
     return MarathonSettings(
         apps=apps,
@@ -205,6 +215,7 @@ def read_settings(config: pytest.Config) -> MarathonSettings:
         save=_value(config, "marathon_save"),
         compare=compare,
         compare_fail=tuple(rules),
+        sign_key=sign_key,
     )
 
 
@@ -229,6 +240,17 @@ def _check_scenario(scenario: str) -> None:
         load_scenario(scenario)
     except ScenarioError as exc:
         raise pytest.UsageError(f"--marathon-scenario: {exc}") from None
+
+
+def _sign_key(path: Path | None) -> Any:
+    from pytest_marathon.bundle import KeyFileError, load_private_key
+
+    if path is None:
+        return None
+    try:
+        return load_private_key(path)
+    except KeyFileError as exc:
+        raise pytest.UsageError(f"--marathon-sign-key: {exc}") from None
 
 
 def _number(config: pytest.Config, ini: str, option: str) -> float | None:

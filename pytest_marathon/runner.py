@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 from pytest_marathon import RELEASE
 from pytest_marathon.agents import InvocationContext, resolve_agent, wants_ground_truth
 from pytest_marathon.alerting import AlertEngine, load_rule_pack
@@ -61,29 +63,39 @@ def run_marathon(
     progress: ProgressSink | None = None,
     baseline_cache: Path | None = DEFAULT_CACHE_DIR,
     score: bool = True,
+    sign_key: Ed25519PrivateKey | None = None,
 ) -> MarathonResult:
     """Run one marathon, seal its bundle and score it against the cached noop baseline.
 
     `agent` overrides resolving `config.agent`; `baseline_cache=None` scores without a
     degradation baseline (degradation level left empty); `score=False` only writes the bundle.
+    `sign_key` signs the bundle at sealing (and a noop baseline this run has to record). It is
+    not part of `config`: who vouches for a run does not change what the run is.
     """
-    bundle = record_marathon(config, agent=agent, progress=progress)
+    bundle = record_marathon(config, agent=agent, progress=progress, sign_key=sign_key)
     if not score:
         return MarathonResult(
             config.app, config.agent, config.scenario, config.seed, config.backend, bundle, {}
         )
-    return score_run(config, bundle, baseline_cache=baseline_cache)
+    return score_run(config, bundle, baseline_cache=baseline_cache, sign_key=sign_key)
 
 
-def score_run(config: RunConfig, bundle: Path, *, baseline_cache: Path | None) -> MarathonResult:
-    """Score a sealed bundle; the noop baseline comes from the cache (computed on first use).
+def score_run(
+    config: RunConfig,
+    bundle: Path,
+    *,
+    baseline_cache: Path | None,
+    sign_key: Ed25519PrivateKey | None = None,
+) -> MarathonResult:
+    """Score a sealed bundle; the noop baseline comes from the cache (computed on first use,
+    signed with `sign_key` when given).
 
     A noop run is its own baseline: it seeds the cache with a copy of itself when the cache has
     none, and its result names the cached baseline like every other run's, so a result never
     depends on which run of a grid (or which xdist worker) filled the cache."""
     noop: Path | None = None
     if baseline_cache is not None:
-        fill = _copy_of(bundle) if config.agent == NOOP_AGENT else record_noop
+        fill = _copy_of(bundle) if config.agent == NOOP_AGENT else _noop_recorder(sign_key)
         noop = cached_noop_bundle(config, baseline_cache, fill)
     elif config.agent == NOOP_AGENT:
         noop = bundle
@@ -94,6 +106,12 @@ def score_run(config: RunConfig, bundle: Path, *, baseline_cache: Path | None) -
 
 def record_noop(config: RunConfig) -> Path:
     return record_marathon(config)
+
+
+def _noop_recorder(sign_key: Ed25519PrivateKey | None) -> Callable[[RunConfig], Path]:
+    if sign_key is None:
+        return record_noop
+    return lambda noop: record_marathon(noop, sign_key=sign_key)
 
 
 def _copy_of(bundle: Path) -> Callable[[RunConfig], Path]:
@@ -107,15 +125,21 @@ def _copy_of(bundle: Path) -> Callable[[RunConfig], Path]:
 
 
 def record_marathon(
-    config: RunConfig, *, agent: Any | None = None, progress: ProgressSink | None = None
+    config: RunConfig,
+    *,
+    agent: Any | None = None,
+    progress: ProgressSink | None = None,
+    sign_key: Ed25519PrivateKey | None = None,
 ) -> Path:
-    """Run the loop and write the sealed bundle; returns its directory.
+    """Run the loop and write the sealed bundle (signed with `sign_key`); returns its directory.
 
     On Ctrl-C or SIGTERM the bundle is closed as incomplete and `MarathonInterrupted` raised; on
     any other error it is closed as incomplete with the error as reason and the error re-raised.
     """
+    if sign_key is not None and not isinstance(sign_key, Ed25519PrivateKey):
+        raise TypeError(f"sign_key must be an Ed25519PrivateKey, got {type(sign_key).__name__}")
     agent = agent if agent is not None else resolve_agent(config.agent)
-    marathon = _Marathon(config, agent, progress or SilentProgress())
+    marathon = _Marathon(config, agent, progress or SilentProgress(), sign_key=sign_key)
     try:
         with _sigterm_raises():
             marathon.run()
@@ -153,6 +177,7 @@ class _Marathon:
     config: RunConfig
     agent: Any
     progress: ProgressSink
+    sign_key: Ed25519PrivateKey | None = None
     recorder: Any = None
     completions: CompletionTracker | None = None
     active: dict[str, float] = field(default_factory=dict)
@@ -171,7 +196,7 @@ class _Marathon:
         if bundle.exists():
             shutil.rmtree(bundle)
         bundle.parent.mkdir(parents=True, exist_ok=True)
-        self.recorder = Recorder(bundle, self._manifest())
+        self.recorder = Recorder(bundle, self._manifest(), sign_key=self.sign_key)
         self.completions = CompletionTracker(backend)
         session = ToolSession(
             backend, alerts=engine.history, sink=self._append, mutation_cap=config.mutation_cap
@@ -296,6 +321,9 @@ class _Marathon:
         )
 
     def _manifest(self) -> dict[str, Any]:
+        """Who ran what: `config` holds every setting the scorer's baseline rule compares
+        (effective users, Δ, budget, cap, scenario/catalog/rule-pack digests). A signing key is
+        not recorded: the signature file says who vouches for the bundle."""
         agent_name = getattr(self.agent, "name", None) or self.config.agent
         return {
             "release": RELEASE,

@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import pytest_marathon.scenarios
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_marathon.bundle import STREAMS, BundleError, Recorder, read_bundle
+from pytest_marathon.bundle.format import manifest_bytes, manifest_digest
+from pytest_marathon.config import RunConfig
+from pytest_marathon.run.baseline import baseline_path, baseline_path_for
+from pytest_marathon.runner import record_marathon, run_marathon
+from pytest_marathon.scoring import ScoreRefusal, score_bundle
 
 MANIFEST = {
     "release": "pytest-marathon test",
@@ -53,7 +61,7 @@ def test_sealed_bundle_round_trips_and_is_read_only(tmp_path):
     digest = recorder.seal()
     bundle = read_bundle(tmp_path / "run")
     assert bundle.complete and bundle.sealed
-    assert bundle.manifest["schema_version"] == 1
+    assert bundle.manifest["schema_version"] == 2
     assert bundle.manifest["app"] == "boutique" and bundle.manifest["seed"] == 7
     assert bundle.content_digest == digest == bundle.recompute_content_digest()
     assert [r["t"] for r in bundle.stream("sli")] == [0.0, 5.0]
@@ -169,3 +177,291 @@ def test_a_directory_without_manifest_is_not_a_bundle(tmp_path):
     os.makedirs(tmp_path / "empty")
     with pytest.raises(BundleError, match="no manifest.json"):
         read_bundle(tmp_path / "empty")
+
+
+# refusals of the reader ----------------------------------------------------------------------
+
+
+def _rewrite_manifest(directory: Path, **changes: object) -> None:
+    """Edit manifest.json as a forger would: change fields, then recompute its own digest and
+    write it in the recorder's exact form, so only the rule under test can refuse it."""
+    path = directory / "manifest.json"
+    manifest = json.loads(path.read_text())
+    for key, value in changes.items():
+        if value is _DELETE:
+            manifest.pop(key, None)
+        else:
+            manifest[key] = value
+    manifest["manifest_digest"] = manifest_digest(manifest)
+    path.chmod(0o644)
+    path.write_bytes(manifest_bytes(manifest))
+
+
+_DELETE = object()
+
+
+def _edit_stream(directory: Path, name: str = "sli.jsonl") -> None:
+    path = directory / name
+    path.chmod(0o644)
+    path.write_text(path.read_text().replace('"e":0.5', '"e":0.0'))
+
+
+def test_running_with_complete_true_is_refused_and_never_skips_verification(tmp_path):
+    directory = tmp_path / "run"
+    _record_sample(directory).seal()
+    _edit_stream(directory)
+    _rewrite_manifest(directory, status="running")
+    for allow in (False, True):
+        with pytest.raises(BundleError, match="inconsistent: status 'running' with complete True"):
+            read_bundle(directory, allow_incomplete=allow)
+
+
+@pytest.mark.parametrize(
+    ("changes", "shown"),
+    [
+        ({"sealed": False}, "status 'complete' with complete True, sealed False"),
+        ({"status": "incomplete"}, "status 'incomplete' with complete True"),
+        ({"status": "running", "complete": False, "sealed": False}, "running"),
+        ({"complete": 1}, "complete 1"),
+        ({"status": "done"}, "status 'done'"),
+        ({"files": _DELETE}, "no list of files"),
+    ],
+)
+def test_a_manifest_whose_status_fields_disagree_is_refused(tmp_path, changes, shown):
+    directory = tmp_path / "run"
+    _record_sample(directory).seal()
+    _rewrite_manifest(directory, **changes)
+    with pytest.raises(BundleError, match="inconsistent") as refusal:
+        read_bundle(directory, allow_incomplete=True)
+    assert shown in str(refusal.value)
+
+
+def test_a_content_digest_the_streams_do_not_reproduce_is_refused(tmp_path):
+    directory = tmp_path / "run"
+    _record_sample(directory).seal()
+    _rewrite_manifest(directory, content_digest="0" * 64)
+    with pytest.raises(BundleError, match="content digest of .* does not match its manifest"):
+        read_bundle(directory)
+
+
+def test_a_closed_incomplete_bundle_has_its_content_digest_recomputed_too(tmp_path):
+    directory = tmp_path / "run"
+    recorder = _record_sample(directory)
+    recorder.close_incomplete("twin crashed")
+    assert read_bundle(directory, allow_incomplete=True).status == "incomplete"
+    _rewrite_manifest(directory, content_digest="0" * 64)
+    with pytest.raises(BundleError, match="content digest"):
+        read_bundle(directory, allow_incomplete=True)
+
+
+@pytest.mark.parametrize("extra", ["notes.txt", ".hidden", "streams"])
+def test_a_file_the_manifest_does_not_list_is_refused_by_name(tmp_path, extra):
+    directory = tmp_path / "run"
+    _record_sample(directory).seal()
+    if extra == "streams":
+        (directory / extra).mkdir()
+    else:
+        (directory / extra).write_text("{}\n")
+    with pytest.raises(BundleError, match=f"{extra} in .* is not part of the bundle"):
+        read_bundle(directory)
+
+
+def test_a_signature_file_in_an_incomplete_bundle_is_refused(tmp_path):
+    directory = tmp_path / "run"
+    _record_sample(directory).close_incomplete("stopped")
+    (directory / "signature.json").write_text("{}\n")
+    with pytest.raises(BundleError, match="signature.json in .* is not part of the bundle"):
+        read_bundle(directory, allow_incomplete=True)
+
+
+def test_a_missing_stream_file_is_refused_by_name(tmp_path):
+    directory = tmp_path / "run"
+    _record_sample(directory).seal()
+    (directory / "probes.jsonl").unlink()
+    with pytest.raises(BundleError, match="probes.jsonl is missing"):
+        read_bundle(directory)
+
+
+def test_a_running_bundle_is_read_only_on_request_and_only_with_its_streams(tmp_path):
+    directory = tmp_path / "run"
+    _record_sample(directory)  # never sealed: the manifest still says running
+    with pytest.raises(BundleError, match="incomplete"):
+        read_bundle(directory)
+    assert read_bundle(directory, allow_incomplete=True).status == "running"
+    (directory / "extra.jsonl").write_text("")
+    with pytest.raises(BundleError, match="extra.jsonl in .* is not part of the bundle"):
+        read_bundle(directory, allow_incomplete=True)
+
+
+def test_a_version_1_bundle_is_refused_as_written_by_an_older_release(tmp_path):
+    directory = tmp_path / "run"
+    _record_sample(directory).seal()
+    _rewrite_manifest(directory, schema_version=1)
+    with pytest.raises(BundleError, match="older release") as refusal:
+        read_bundle(directory)
+    assert "schema version 1" in str(refusal.value) and "re-run" in str(refusal.value)
+
+
+def test_a_manifest_with_equal_json_but_other_bytes_is_refused(tmp_path):
+    """The signature is over bytes, so the reader accepts only the bytes the recorder writes."""
+    directory = tmp_path / "run"
+    _record_sample(directory).seal()
+    path = directory / "manifest.json"
+    path.chmod(0o644)
+    path.write_bytes(path.read_bytes().rstrip(b"\n") + b" ")
+    with pytest.raises(BundleError, match="manifest.json of .* was modified"):
+        read_bundle(directory)
+
+
+# the run configuration a manifest records, and the baseline rule built on it -----------------
+
+CONFIG = {
+    "users": 10,
+    "delta_s": 120.0,
+    "budget_s": 110.0,
+    "mutation_cap": 10,
+    "scenario_digest": "a" * 64,
+    "catalog_digest": "b" * 64,
+    "rule_pack_digest": "c" * 64,
+}
+
+
+def _run_bundle(directory: Path, agent: str = "runbook", backend: str = "twin",
+                **config: object) -> Path:
+    manifest = {**MANIFEST, "agent": agent, "backend": backend,
+                "config": {**CONFIG, "agent": agent, **config}}
+    with Recorder(directory, manifest) as recorder:
+        recorder.append("sli", {"t": 0.0, "q": 10.0, "e": 0.0, "l": 0.0})
+        recorder.append("sli", {"t": 5.0, "q": 10.0, "e": 0.5, "l": 0.0})
+    return directory
+
+
+def test_the_noop_baseline_of_the_same_configuration_is_accepted(tmp_path):
+    agent = _run_bundle(tmp_path / "agent")
+    noop = _run_bundle(tmp_path / "noop", agent="noop")
+    report = score_bundle(agent, noop=noop)
+    assert report["degradation"]["level_percent"] == pytest.approx(100.0)
+
+
+@pytest.mark.parametrize(
+    ("noop_changes", "named"),
+    [
+        ({"agent": "runbook"}, "agent 'runbook' is not the no-action agent 'noop'"),
+        ({"users": 4}, "config.users 4 != 10"),
+        ({"delta_s": 60.0}, "config.delta_s 60.0 != 120.0"),
+        ({"budget_s": 30.0}, "config.budget_s 30.0 != 110.0"),
+        ({"mutation_cap": 3}, "config.mutation_cap 3 != 10"),
+        ({"catalog_digest": "d" * 64}, f"config.catalog_digest {'d' * 64!r} != {'b' * 64!r}"),
+        ({"scenario_digest": "d" * 64}, "config.scenario_digest"),
+        ({"rule_pack_digest": "d" * 64}, "config.rule_pack_digest"),
+        ({"backend": "k8s"}, "backend 'k8s' != 'twin'"),
+    ],
+)
+def test_a_baseline_that_is_not_the_noop_run_of_the_same_configuration_is_refused(
+    tmp_path, noop_changes, named
+):
+    agent = _run_bundle(tmp_path / "agent")
+    changes = {"agent": "noop", **noop_changes}
+    noop = _run_bundle(tmp_path / "noop", **changes)
+    with pytest.raises(ScoreRefusal, match="is not the baseline of") as refusal:
+        score_bundle(agent, noop=noop)
+    assert named in str(refusal.value)
+
+
+def test_every_difference_of_a_baseline_is_named(tmp_path):
+    agent = _run_bundle(tmp_path / "agent")
+    noop = _run_bundle(tmp_path / "noop", agent="runbook", users=4, catalog_digest="d" * 64)
+    with pytest.raises(ScoreRefusal) as refusal:
+        score_bundle(agent, noop=noop)
+    message = str(refusal.value)
+    assert "agent 'runbook'" in message and "config.users 4 != 10" in message
+    assert "config.catalog_digest" in message
+
+
+def test_the_manifest_config_is_the_effective_configuration_with_file_digests(tmp_path):
+    scenario_text = (Path(pytest_marathon.scenarios.__file__).parent / "short-5.yaml").read_bytes()
+    default = RunConfig(app="boutique", agent="noop", seed=1, scenario="short-5")
+    config = default.manifest_config()
+    assert config["users"] == 10 and isinstance(config["users"], int)
+    assert (config["delta_s"], config["budget_s"], config["mutation_cap"]) == (120.0, 110.0, 10)
+    assert config["backend"] == "twin"
+    assert config["scenario_digest"] == hashlib.sha256(scenario_text).hexdigest()
+    assert len(config["catalog_digest"]) == len(config["rule_pack_digest"]) == 64
+    assert config == RunConfig(app="boutique", agent="noop", seed=1, scenario="short-5",
+                               users=10, delta_s=120).manifest_config()
+    copy = tmp_path / "short-5.yaml"
+    copy.write_bytes(scenario_text)
+    from_file = RunConfig(app="boutique", agent="noop", seed=1, scenario=str(copy))
+    assert from_file.manifest_config()["scenario_digest"] == config["scenario_digest"]
+    copy.write_bytes(scenario_text.replace(b"description:", b"description: changed"))
+    assert from_file.manifest_config()["scenario_digest"] != config["scenario_digest"]
+
+
+def test_the_baseline_cache_is_keyed_on_the_configuration_the_scorer_compares(tmp_path):
+    cache = tmp_path / "cache"
+    base = RunConfig(app="boutique", agent="runbook", seed=1, scenario="short-5")
+    path = baseline_path(base, cache)
+    same = [
+        replace(base, agent="noop"),
+        replace(base, out_dir=tmp_path / "elsewhere"),
+        replace(base, users=10),  # the app's default, spelled out
+    ]
+    assert all(baseline_path(config, cache) == path for config in same)
+    other = [
+        replace(base, users=4),
+        replace(base, delta_s=60.0),
+        replace(base, budget_s=30.0),
+        replace(base, mutation_cap=2),
+        replace(base, seed=2),
+    ]
+    paths = {baseline_path(config, cache) for config in other}
+    assert path not in paths and len(paths) == len(other)
+    scenario = tmp_path / "short-5.yaml"
+    scenario.write_bytes(
+        (Path(pytest_marathon.scenarios.__file__).parent / "short-5.yaml").read_bytes()
+    )
+    from_file = baseline_path(replace(base, scenario=str(scenario)), cache)
+    scenario.write_text(scenario.read_text() + "\n# edited\n")
+    assert baseline_path(replace(base, scenario=str(scenario)), cache) != from_file
+
+
+@pytest.fixture(scope="module")
+def few_users(tmp_path_factory) -> dict[str, Path]:
+    """A recorded noop run with 4 users against the cache, and one with the default users."""
+    root = tmp_path_factory.mktemp("users")
+    cache = root / "cache"
+    config = RunConfig(app="boutique", agent="noop", seed=2, scenario="short-5", users=4,
+                       out_dir=root / "few")
+    result = run_marathon(config, baseline_cache=cache)
+    default = record_marathon(replace(config, users=None, out_dir=root / "default"))
+    return {"few": result.bundle, "few_noop": result.noop_bundle, "default": default,
+            "cache": cache}
+
+
+def test_a_run_records_its_effective_configuration(few_users):
+    manifest = read_bundle(few_users["few"]).manifest
+    assert manifest["config"]["users"] == 4
+    assert read_bundle(few_users["default"]).manifest["config"]["users"] == 10
+    for name in ("scenario_digest", "catalog_digest", "rule_pack_digest"):
+        assert manifest["config"][name] == read_bundle(few_users["default"]).manifest["config"][name]
+
+
+def test_a_run_with_other_users_does_not_reuse_nor_accept_the_default_baseline(few_users):
+    few, default = few_users["few"], few_users["default"]
+    assert few_users["few_noop"] == baseline_path_for(read_bundle(few).manifest,
+                                                      few_users["cache"])
+    assert baseline_path_for(read_bundle(default).manifest, few_users["cache"]) != few_users[
+        "few_noop"]
+    with pytest.raises(ScoreRefusal, match="config.users 10 != 4"):
+        score_bundle(few, noop=default)
+    assert score_bundle(few, noop=few_users["few_noop"])["degradation"]["noop_agent"] == "noop"
+
+
+def test_a_manifest_holding_json_the_recorder_never_writes_is_refused(tmp_path):
+    directory = tmp_path / "run"
+    _record_sample(directory).seal()
+    path = directory / "manifest.json"
+    path.chmod(0o644)
+    path.write_bytes(path.read_bytes().replace(b'"seed":7', b'"seed":NaN'))
+    with pytest.raises(BundleError, match="manifest.json of .* was modified"):
+        read_bundle(directory)

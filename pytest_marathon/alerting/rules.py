@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
@@ -102,15 +103,21 @@ def available_packs() -> list[str]:
     )
 
 
-def load_rule_pack(app: str) -> RulePack:
-    """The shipped, validated rule pack of an application."""
+def rule_pack_files(app: str) -> list[tuple[str, Traversable]]:
+    """The files of an application's shipped rule pack, as (`pack/<name>`, file), sorted: what
+    `load_rule_pack` reads, and what a bundle's manifest records the digest of."""
     resource = resources.files(PACK_PACKAGE) / "pack" / f"{app}{PACK_SUFFIX}"
     if not resource.is_file():
         raise RuleFileError(
             f"pack/{app}{PACK_SUFFIX}",
             f"no rule pack for application {app!r} (available: {', '.join(available_packs())})",
         )
-    source = f"pack/{app}{PACK_SUFFIX}"
+    return [(f"pack/{app}{PACK_SUFFIX}", resource)]
+
+
+def load_rule_pack(app: str) -> RulePack:
+    """The shipped, validated rule pack of an application."""
+    [(source, resource)] = rule_pack_files(app)
     return parse_rule_text(resource.read_text(encoding="utf-8"), source=source, app=app)
 
 

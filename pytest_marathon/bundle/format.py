@@ -11,9 +11,13 @@ import hashlib
 import json
 from typing import Any
 
-SCHEMA_VERSION = 1
-SUPPORTED_SCHEMA_VERSIONS = (1,)
+#: 2: the scorer's definitions changed (scorer version 2) and interventions carry `changed` and
+#: `targets`; the manifest records the run configuration with its digests; bundles may be signed.
+SCHEMA_VERSION = 2
+SUPPORTED_SCHEMA_VERSIONS = (2,)
 MANIFEST = "manifest.json"
+#: Detached Ed25519 signature over the exact bytes of the final manifest (bundle/signing.py).
+SIGNATURE = "signature.json"
 
 #: Every stream a bundle holds, in the fixed order the content digest uses.
 STREAMS = (
@@ -41,6 +45,11 @@ def file_name(stream: str) -> str:
     return f"{stream}.jsonl"
 
 
+def stream_files() -> set[str]:
+    """The file names of every stream: exactly what a finished manifest's `files` lists."""
+    return {file_name(stream) for stream in STREAMS}
+
+
 def check_stream(stream: str) -> None:
     if stream not in STREAMS:
         raise ValueError(f"unknown bundle stream {stream!r}; streams are: {', '.join(STREAMS)}")
@@ -65,6 +74,13 @@ def combine_stream_digests(per_stream: dict[str, str]) -> str:
     for stream in DETERMINISTIC_STREAMS:
         outer.update(f"{stream}:{per_stream[stream]}\n".encode())
     return outer.hexdigest()
+
+
+def manifest_bytes(manifest: dict[str, Any]) -> bytes:
+    """The exact bytes of `manifest.json`. The reader insists on them (not merely on equal JSON),
+    because the signature is over bytes and a byte that changes nothing in the JSON (a space for
+    the final newline) must still be a refused change."""
+    return (canonical_json(manifest) + "\n").encode()
 
 
 def manifest_digest(manifest: dict[str, Any]) -> str:

@@ -14,6 +14,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 from .format import (
     DETERMINISTIC_STREAMS,
     MANIFEST,
@@ -26,8 +28,10 @@ from .format import (
     combine_stream_digests,
     content_line,
     file_name,
+    manifest_bytes,
     manifest_digest,
 )
+from .signing import write_signature
 
 _READ_ONLY = stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
 
@@ -60,10 +64,19 @@ class Recorder:
     """Records one run into `directory` (created; must not exist or be empty).
 
     Use as a context manager: a clean exit seals the bundle, an exception (including
-    KeyboardInterrupt) closes it as incomplete with the exception as the reason.
+    KeyboardInterrupt) closes it as incomplete with the exception as the reason. With `sign_key`
+    (an Ed25519 private key) sealing also signs the final manifest (`signature.json`); an
+    incomplete bundle is never signed, since it is not evidence anyone should vouch for.
     """
 
-    def __init__(self, directory: str | os.PathLike[str], manifest: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        manifest: dict[str, Any],
+        *,
+        sign_key: Ed25519PrivateKey | None = None,
+    ) -> None:
+        _check_sign_key(sign_key)
         missing = [name for name in REQUIRED_MANIFEST_FIELDS if name not in manifest]
         if missing:
             raise ValueError(f"bundle manifest lacks required field(s): {', '.join(missing)}")
@@ -85,6 +98,7 @@ class Recorder:
             raise BundleError(f"bundle directory {self.directory} already exists and is not empty")
         self.directory.mkdir(parents=True, exist_ok=True)
         self._base = dict(manifest)
+        self._sign_key = sign_key
         self._writers = {s: _StreamWriter(self.directory / file_name(s)) for s in STREAMS}
         self._state = "running"
         self._write_manifest({"status": "running", "complete": False, "sealed": False})
@@ -102,17 +116,21 @@ class Recorder:
             raise BundleError(f"bundle {self.directory} is already {self._state}; cannot append")
         self._writers[stream].write(record)
 
-    def seal(self) -> str:
+    def seal(self, sign_key: Ed25519PrivateKey | None = None) -> str:
         """Finish a complete run: hashes into the manifest, files read-only; returns the
-        content digest."""
+        content digest. Signs with `sign_key`, else with the constructor's key, if any."""
+        _check_sign_key(sign_key)
+        key = sign_key if sign_key is not None else self._sign_key
         self._require_running()
         digest = self._finish()
-        self._write_manifest(
+        written = self._write_manifest(
             {"status": "complete", "complete": True, "sealed": True, **self._hashes(digest)}
         )
         for path in [*(w.path for w in self._writers.values()), self.directory / MANIFEST]:
             path.chmod(_READ_ONLY)
         self._state = "sealed"
+        if key is not None:  # after the manifest: a crash between leaves it sealed, unsigned
+            write_signature(self.directory, written, key)
         return digest
 
     def close_incomplete(self, reason: str) -> None:
@@ -161,10 +179,19 @@ class Recorder:
         files = {file_name(s): self._writers[s].entry() for s in STREAMS}
         return {"files": files, "content_digest": digest}
 
-    def _write_manifest(self, status: dict[str, Any]) -> None:
+    def _write_manifest(self, status: dict[str, Any]) -> bytes:
+        """Write the manifest atomically; returns its exact bytes (what a signature covers)."""
         manifest = {**self._base, "schema_version": SCHEMA_VERSION, **status}
         manifest["manifest_digest"] = manifest_digest(manifest)
+        data = manifest_bytes(manifest)
         target = self.directory / MANIFEST
         temporary = self.directory / f".{MANIFEST}.tmp"
-        temporary.write_text(canonical_json(manifest) + "\n", encoding="utf-8")
+        temporary.write_bytes(data)
         os.replace(temporary, target)
+        return data
+
+
+def _check_sign_key(key: Any) -> None:
+    """Refuse a wrong key before anything is written, not after the run at sealing."""
+    if key is not None and not isinstance(key, Ed25519PrivateKey):
+        raise TypeError(f"sign_key must be an Ed25519PrivateKey, got {type(key).__name__}")

@@ -142,6 +142,41 @@ def catalog_root(app: str) -> Traversable:
     return resources.files("pytest_marathon.fault_catalog").joinpath(app)
 
 
+#: Folders next to the entries whose files entries refer to (`injection.patch`, `.experiment`).
+SIBLING_FOLDERS = ("patches", "experiments")
+
+
+def catalog_files(app: str, root: str | Path | None = None) -> list[tuple[str, Traversable | Path]]:
+    """Every file the catalog of `app` is made of, as (path relative to the catalog, file),
+    sorted by path: the entries `load_catalog` parses and the patches and experiments they may
+    read. A bundle's manifest records their digest, so a changed entry is a different run."""
+    folder: Traversable | Path = Path(root) if root is not None else catalog_root(app)
+    if not folder.is_dir():
+        raise CatalogError(f"{folder}: no fault catalog for app {app!r}")
+    found = [(item.name, item) for item in folder.iterdir() if _is_entry(item)]
+    for name in SIBLING_FOLDERS:
+        sub = folder.joinpath(name)
+        if sub.is_dir():
+            found.extend(_walk(sub, name))
+    return sorted(found, key=lambda pair: pair[0])
+
+
+def _walk(folder: Traversable | Path, prefix: str) -> list[tuple[str, Traversable | Path]]:
+    files = []
+    for item in folder.iterdir():
+        relative = f"{prefix}/{item.name}"
+        if item.is_dir():
+            files.extend(_walk(item, relative))
+        elif item.is_file():
+            files.append((relative, item))
+    return files
+
+
+def _is_entry(item: Traversable | Path) -> bool:
+    """Which files of the catalog folder are entries (one rule for the loader and the digest)."""
+    return item.name.endswith(".yaml")
+
+
 def load_catalog(app: str, root: str | Path | None = None) -> Catalog:
     """All entries of an app; `root` overrides the shipped folder (tests, authoring)."""
     folder: Traversable | Path = Path(root) if root is not None else catalog_root(app)
@@ -150,7 +185,7 @@ def load_catalog(app: str, root: str | Path | None = None) -> Catalog:
     entries = [
         load_entry(item, app=app)
         for item in sorted(folder.iterdir(), key=lambda p: p.name)
-        if item.name.endswith(".yaml")
+        if _is_entry(item)
     ]
     ids = [e.id for e in entries]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
@@ -58,18 +59,30 @@ def load_scenario(name_or_path: str | Path) -> Scenario:
     return _parse(data, source)
 
 
+def scenario_bytes(name_or_path: str | Path) -> bytes:
+    """The bytes of the file `load_scenario` parses for this name or path (a bundle's manifest
+    records their digest, so two runs of one scenario name with different files differ)."""
+    return _locate(name_or_path)[0].read_bytes()
+
+
 def _read(name_or_path: str | Path) -> tuple[str, str]:
+    file, source = _locate(name_or_path)
+    return file.read_text(encoding="utf-8"), source
+
+
+def _locate(name_or_path: str | Path) -> tuple[Traversable, str]:
+    """The scenario file and how messages name it: a path as given, a built-in by package path."""
     path = Path(name_or_path)
     if path.suffix in (".yaml", ".yml") or path.exists():
         if not path.is_file():
             raise ScenarioError(f"{path}: scenario file not found")
-        return path.read_text(encoding="utf-8"), str(path)
+        return path, str(path)
     name = str(name_or_path)
     resource = resources.files("pytest_marathon.scenarios").joinpath(f"{name}.yaml")
     if not resource.is_file():
         known = ", ".join(builtin_scenarios())
         raise ScenarioError(f"unknown scenario {name!r} (shipped: {known})")
-    return resource.read_text(encoding="utf-8"), f"scenarios/{name}.yaml"
+    return resource, f"scenarios/{name}.yaml"
 
 
 def _parse(data: dict[str, Any], source: str) -> Scenario:

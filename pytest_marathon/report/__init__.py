@@ -22,7 +22,7 @@ from pytest_marathon.results import (
     MarathonResult,
     leaderboard,
 )
-from pytest_marathon.run.baseline import NOOP_AGENT, baseline_path
+from pytest_marathon.run.baseline import NOOP_AGENT, baseline_path_for
 
 __all__ = ["result_from_bundle", "write_report"]
 
@@ -77,7 +77,8 @@ def _section(result: MarathonResult) -> dict[str, object]:
 
 
 def result_from_bundle(path: Path, baseline_cache: Path | None = None) -> MarathonResult:
-    """Score a bundle on disk (against its cached noop baseline when there is one)."""
+    """Score a bundle on disk (against its cached noop baseline when there is one: the cache
+    entry of the identity its manifest records, not of today's default configuration)."""
     from pytest_marathon.scoring import score_bundle
 
     bundle = read_bundle(path, allow_incomplete=True)
@@ -90,8 +91,8 @@ def result_from_bundle(path: Path, baseline_cache: Path | None = None) -> Marath
         backend=manifest.get("backend") or "twin",
     )
     noop = None
-    if baseline_cache is not None and baseline_path(config, baseline_cache).is_dir():
-        noop = baseline_path(config, baseline_cache)
+    if baseline_cache is not None and baseline_path_for(manifest, baseline_cache).is_dir():
+        noop = baseline_path_for(manifest, baseline_cache)
     score = score_bundle(path, noop=noop, allow_incomplete=True)
     return MarathonResult.from_score(config, path, score, noop_bundle=noop, complete=bundle.complete)
 

@@ -1,47 +1,78 @@
 """The no-action (noop) bundle each degradation level is measured against, cached on disk.
 
-The baseline depends only on (release, app, scenario, seed, backend), so it is computed once and
-reused by every agent and every pytest session. A file lock makes concurrent xdist workers wait
-for the one that computes it instead of computing it twice; the bundle is moved into place only
-when sealed, so a crash never leaves a half-written baseline that looks valid.
+The baseline depends on (release, app, scenario, seed, backend) and the run configuration the
+scorer compares (users, Δ, budget, mutation cap, scenario/catalog/rule-pack digests), so it is
+computed once per such identity and reused by every agent and every pytest session; a run with
+other users or another Δ never reuses a baseline of the defaults. A file lock makes concurrent
+xdist workers wait for the one that computes it instead of computing it twice; the bundle is
+moved into place only when sealed, so a crash never leaves a half-written baseline that looks
+valid.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from filelock import FileLock
 
 from pytest_marathon import RELEASE
 from pytest_marathon.config import RunConfig, scenario_slug
+from pytest_marathon.scoring.degradation import NOOP_AGENT, baseline_identity
 
-NOOP_AGENT = "noop"
 DEFAULT_CACHE_DIR = Path(".marathon") / "noop"
+
+__all__ = [
+    "DEFAULT_CACHE_DIR",
+    "NOOP_AGENT",
+    "baseline_path",
+    "baseline_path_for",
+    "cached_noop_bundle",
+]
+
+
+def run_identity(config: RunConfig) -> dict[str, Any]:
+    """The manifest fields a run of `config` records that its baseline must share."""
+    return baseline_identity(
+        {
+            "release": RELEASE,
+            "app": config.app,
+            "scenario": config.scenario,
+            "seed": config.seed,
+            "backend": config.backend,
+            "config": config.manifest_config(),
+        }
+    )
 
 
 def baseline_path(config: RunConfig, cache_dir: Path) -> Path:
-    """Cache entry of config's baseline; a scenario file is keyed by its content as well, since
-    two files may share a name but not a schedule."""
-    release = re.sub(r"[^A-Za-z0-9_.]+", "-", RELEASE)
-    scenario = scenario_slug(config.scenario)
-    if scenario != config.scenario:
-        content = Path(config.scenario).read_bytes()
-        scenario += "-" + hashlib.sha256(content).hexdigest()[:12]
-    name = f"{config.app}-{scenario}-seed{config.seed}-{config.backend}"
+    """Cache entry of config's baseline."""
+    return baseline_path_for(run_identity(config), cache_dir)
+
+
+def baseline_path_for(manifest: Mapping[str, Any], cache_dir: Path) -> Path:
+    """Cache entry of the baseline of a run with this manifest (or identity): a readable name
+    plus a hash of everything the scorer's baseline rule compares."""
+    identity = baseline_identity(manifest)
+    key = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
+    release = re.sub(r"[^A-Za-z0-9_.]+", "-", str(identity["release"]))
+    scenario = scenario_slug(str(identity["scenario"]))
+    name = f"{identity['app']}-{scenario}-seed{identity['seed']}-{identity['backend']}-{key}"
     return Path(cache_dir) / release / name
 
 
 def cached_noop_bundle(
     config: RunConfig, cache_dir: Path, run_noop: Callable[[RunConfig], Path]
 ) -> Path:
-    """The noop bundle of config's (app, scenario, seed, backend); `run_noop` writes one when
-    the cache has none and returns its directory (sealed)."""
+    """The noop bundle of config's baseline identity; `run_noop` writes one when the cache has
+    none and returns its directory (sealed)."""
     target = baseline_path(config, cache_dir)
     if target.is_dir():
         return target

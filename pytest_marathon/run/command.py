@@ -34,6 +34,12 @@ def register(subparsers: Any) -> None:
         default=DEFAULT_CACHE_DIR,
         help="where noop baselines are cached (default .marathon/noop)",
     )
+    run.add_argument(
+        "--sign-key",
+        type=Path,
+        metavar="FILE",
+        help="sign the bundle with this Ed25519 private key (pytest-marathon keygen)",
+    )
     run.add_argument("--json", action="store_true", help="print the result as JSON")
     run.add_argument(
         "--alerts",
@@ -57,12 +63,17 @@ def register(subparsers: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from pytest_marathon.bundle import KeyFileError, load_private_key
     from pytest_marathon.config import RunConfig, available_apps
     from pytest_marathon.run.progress import TerminalProgress
     from pytest_marathon.runner import MarathonInterrupted, run_marathon
 
     if args.app not in available_apps():
         return _fail(f"unknown app {args.app!r}; choose one of: {', '.join(available_apps())}")
+    try:
+        sign_key = None if args.sign_key is None else load_private_key(args.sign_key)
+    except KeyFileError as exc:  # before anything runs or is written
+        return _fail(f"--sign-key: {exc}")
     try:
         config = RunConfig(
             app=args.app,
@@ -75,7 +86,10 @@ def _run(args: argparse.Namespace) -> int:
             budget_s=args.budget,
         )
         result = run_marathon(
-            config, progress=TerminalProgress(sys.stderr), baseline_cache=args.baseline_cache
+            config,
+            progress=TerminalProgress(sys.stderr),
+            baseline_cache=args.baseline_cache,
+            sign_key=sign_key,
         )
     except ValueError as exc:  # bad config or agent spec (ConfigError is one)
         return _fail(str(exc))

@@ -1,4 +1,4 @@
-"""`pytest-marathon score BUNDLE [--noop BUNDLE] [--json] [--allow-incomplete]`."""
+"""`pytest-marathon score BUNDLE [--noop BUNDLE] [--json] [--allow-incomplete] [--verify-key FILE]`."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from ..bundle import BundleError
+from ..bundle import BundleError, KeyFileError, load_public_key
 from .evidence import ScoreRefusal
 from .scorer import score_bundle
 from .table import render_table
@@ -32,12 +32,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="score a bundle whose run was interrupted",
     )
+    parser.add_argument(
+        "--verify-key",
+        metavar="FILE",
+        help="Ed25519 public key (pytest-marathon keygen): refuse the bundle, and the --noop "
+        "bundle, unless signed by it",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        result = score_bundle(args.bundle, noop=args.noop, allow_incomplete=args.allow_incomplete)
+        verify_key = None if args.verify_key is None else load_public_key(args.verify_key)
+    except KeyFileError as exc:
+        print(f"pytest-marathon score: error: --verify-key: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
+    try:
+        result = score_bundle(
+            args.bundle,
+            noop=args.noop,
+            allow_incomplete=args.allow_incomplete,
+            verify_key=verify_key,
+        )
     except (BundleError, ScoreRefusal) as refusal:
         print(f"pytest-marathon score: refused: {refusal}", file=sys.stderr)
         return EXIT_REFUSED

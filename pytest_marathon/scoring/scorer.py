@@ -35,14 +35,15 @@ OUTCOMES = (
 BundleLike = Bundle | str | os.PathLike[str]
 
 
-def _open(bundle: BundleLike, allow_incomplete: bool) -> Bundle:
-    if isinstance(bundle, Bundle):
+def _open(bundle: BundleLike, allow_incomplete: bool, verify_key: Any = None) -> Bundle:
+    if isinstance(bundle, Bundle) and verify_key is None:
         if not bundle.complete and not allow_incomplete:
             raise ScoreRefusal(
                 f"{bundle.path} is an incomplete bundle; pass allow_incomplete to score it"
             )
         return bundle
-    return read_bundle(bundle, allow_incomplete=allow_incomplete)
+    path = bundle.path if isinstance(bundle, Bundle) else bundle  # a trusted key: re-verify
+    return read_bundle(path, allow_incomplete=allow_incomplete, verify_key=verify_key)
 
 
 def _round(value: float | None) -> float | None:
@@ -74,13 +75,14 @@ def score_bundle(
     bundle_or_path: BundleLike,
     noop: BundleLike | None = None,
     allow_incomplete: bool = False,
+    verify_key: Any = None,
 ) -> dict[str, Any]:
     """Score one bundle (optionally against its no-action baseline bundle).
 
     Raises BundleError when a bundle cannot be trusted and ScoreRefusal when the request
     cannot be honoured (incomplete without `allow_incomplete`, mismatched baseline)."""
-    bundle = _open(bundle_or_path, allow_incomplete)
-    baseline = None if noop is None else _open(noop, allow_incomplete)
+    bundle = _open(bundle_or_path, allow_incomplete, verify_key)
+    baseline = None if noop is None else _open(noop, allow_incomplete, verify_key)
     if baseline is not None:
         check_baseline(bundle, baseline)
     evidence = load_evidence(bundle)
@@ -153,6 +155,7 @@ def score_bundle(
             "complete": bundle.complete,
             "incomplete_reason": manifest.get("incomplete_reason"),
             "content_digest": bundle.content_digest,
+            "signature": bundle.signature,
         },
         "faults": n,
         "marathon_score": _round(score),
