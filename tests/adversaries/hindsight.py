@@ -14,8 +14,10 @@ from .common import call_tool, container, deployment, file_incidents, rollout_hi
 from .enumeration import CATEGORY_OF_KIND, PROBES
 
 STATE = "hindsight.json"
-GAP_S = 600.0  # a workload quiet this long starts a new episode (incident)
-LOOKBACK_S = 900.0  # how far before an episode's first alert a change may have caused it
+#: Alerts of one workload first fired in the same window of this length form one incident: fine
+#: enough that overlapping faults mostly land in different incidents.
+WINDOW_S = 240.0
+LOOKBACK_S = 900.0  # how far before an incident's first alert a change may have caused it
 SLACK_S = 120.0  # a change is seen up to one invocation after it happened
 
 
@@ -49,10 +51,10 @@ def changed_artifacts(w: str, old: Mapping[str, Any], new: Mapping[str, Any]) ->
 
 
 class HindsightRelabel:
-    """Watches every deployment at every invocation and groups alerts per workload episode, but
-    diagnoses nothing until `file_at` (the last invocation): then it files, or with
+    """Watches every deployment at every invocation and groups alerts per workload and time
+    window, but diagnoses nothing until `file_at` (the last invocation): then it files, or with
     `relabel=True` relabels the diagnosis-free incidents it filed all along, blaming for each
-    episode the latest template change seen before it, timed and named with hindsight (rollout
+    incident the latest template change seen before it, timed and named with hindsight (rollout
     history, the code diff between revisions).
 
     Steals Located (and, filed late, Correlated): a scorer that reads the final incident state
@@ -108,14 +110,14 @@ class HindsightRelabel:
             if alert_id in state["assigned"] or w not in workloads:
                 continue
             fired = float(alert.get("fired_at") or ctx.t)
-            open_ = [g for g in state["groups"] if g["workload"] == w and fired - g["last"] <= GAP_S]
-            if open_:
-                group = open_[-1]
+            window = int(fired // WINDOW_S)
+            same = [g for g in state["groups"] if (g["workload"], g["window"]) == (w, window)]
+            if same:
+                group = same[0]
             else:
-                group = {"id": f"hs-{len(state['groups']) + 1:04d}", "workload": w, "alert_ids": [], "first": fired}
+                group = {"id": f"hs-{len(state['groups']) + 1:04d}", "workload": w, "window": window, "alert_ids": [], "first": fired}
                 state["groups"].append(group)
             group["alert_ids"].append(alert_id)
-            group["last"] = fired
             state["assigned"][alert_id] = group["id"]
             touched.add(group["id"])
         return touched
@@ -144,7 +146,7 @@ class HindsightRelabel:
 
     @staticmethod
     def _blame(state: dict[str, Any], group: Mapping[str, Any]) -> tuple[str, str]:
-        """The latest change before the episode began, else the episode's own pods."""
+        """The latest change before the incident's first alert, else its workload's own pods."""
         candidates = [
             c
             for c in state["changes"]
