@@ -1,0 +1,147 @@
+"""Attackers that do no diagnosis must not out-score the Runbook (ARCHITECTURE.md section 7).
+
+Each attacker of tests/adversaries was written to steal one kind of credit; each test here states
+that this credit is not given, against the Runbook's run of the same seed and scenario, never
+against a fixed number. The scenario is short-5 at seed 2, where every exploit bites on a scorer
+that has not closed it (see the module's git history for the numbers measured before the fix).
+
+Each run is made once per session, on first use: xdist workers share the bundles (a file lock
+lets one worker run a marathon while the other waits, then re-scores the sealed bundle), so
+spreading one attacker's tests over both workers costs no second marathon.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from adversaries import attackers, late_filing_at
+from filelock import FileLock
+
+from pytest_marathon.config import RunConfig
+from pytest_marathon.results import MarathonResult
+from pytest_marathon.runner import run_marathon, score_run
+
+SEED = 2
+SCENARIO = "short-5"
+#: ARCHITECTURE.md section 7: each fault is judged on the incident state at revert + 60 s.
+HORIZON_AFTER_REVERT_S = 60.0
+ATTACKERS = attackers(SCENARIO)
+
+
+def stream(bundle: Path, name: str) -> list[dict[str, Any]]:
+    path = bundle / f"{name}.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], MarathonResult]:
+    """`run(name)`: the runbook's or an attacker's marathon, made on first use and kept; the
+    bundles and the noop baseline live in this session's temporary directory (the one all
+    xdist workers share)."""
+    base = tmp_path_factory.getbasetemp()
+    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "adversaries"
+    out, cache = shared / "bundles", shared / "noop-cache"
+    out.mkdir(parents=True, exist_ok=True)
+    done: dict[str, MarathonResult] = {}
+
+    def get(name: str) -> MarathonResult:
+        if name in done:
+            return done[name]
+        agent = None if name == "runbook" else ATTACKERS[name]()
+        spec = name if agent is None else f"adversary:{name}"
+        config = RunConfig(app="boutique", agent=spec, seed=SEED, scenario=SCENARIO, out_dir=out)
+        sealed = out / f"{config.run_id}.done"
+        with FileLock(str(out / f"{config.run_id}.lock")):
+            if sealed.exists():
+                done[name] = score_run(config, config.bundle_dir, baseline_cache=cache)
+            else:
+                done[name] = run_marathon(config, agent=agent, baseline_cache=cache)
+                sealed.touch()
+        return done[name]
+
+    return get
+
+
+def paid_repairs(report: dict[str, Any]) -> int:
+    """Faults whose repair the Score pays for: repaired and correlated (correlation gates credit)."""
+    return sum(1 for row in report["per_fault"] if row["correlated"] and row["repaired"])
+
+
+def horizon(row: dict[str, Any], run_end: float) -> float:
+    return run_end if row["revert_at"] is None else row["revert_at"] + HORIZON_AFTER_REVERT_S
+
+
+@pytest.mark.parametrize("name", sorted(ATTACKERS))
+def test_each_attacker_ran_its_recipe(run, name):
+    """Guards the other tests against passing vacuously: every invocation ended normally and the
+    attacker reported incidents (and acted, if that is its recipe)."""
+    bundle = run(name).bundle
+    invocations = stream(bundle, "invocations")
+    assert invocations and {i["status"] for i in invocations} == {"ok"}, [i["detail"] for i in invocations]
+    assert stream(bundle, "reports"), f"{name} reported nothing"
+    acts = [c for c in stream(bundle, "tool_calls") if c["kind"] == "act"]
+    if name.startswith(("noop", "risk", "catch", "combined")):
+        assert acts, f"{name} issued no action"
+
+
+@pytest.mark.parametrize("name", sorted(ATTACKERS))
+def test_no_attacker_beats_the_runbook(run, name):
+    assert run(name).score_report["marathon_score"] <= run("runbook").score_report["marathon_score"]
+
+
+@pytest.mark.parametrize("name", ["duplicate-incidents", "guess-enumeration", "combined"])
+def test_many_incidents_holding_every_alert_buy_no_correlation_or_location(run, name):
+    """Copies of one incident, or one incident per enumerated guess, each holding every alert:
+    no more faults correlated or located than the Runbook's one incident per workload."""
+    attacker, runbook = run(name).score_report, run("runbook").score_report
+    assert attacker["correlated"] <= runbook["correlated"]
+    assert attacker["located"] <= runbook["located"]
+
+
+@pytest.mark.parametrize("name", ["hindsight-relabel", "hindsight-relabel-early"])
+def test_reports_after_a_faults_horizon_earn_it_nothing(run, name):
+    """Filed (or diagnosed by relabelling) at the last invocation: a fault whose evidence horizon
+    passed before the first report is not correlated, and one whose horizon passed before the
+    first diagnosis is not located, however right the hindsight diagnosis is."""
+    result = run(name)
+    reports = stream(result.bundle, "reports")
+    first_report = min(r["t"] for r in reports)
+    first_diagnosis = min(r["t"] for r in reports if (r.get("root_cause") or {}).get("culprits"))
+    assert first_diagnosis >= late_filing_at(SCENARIO)
+    run_end = max(float(r["t"]) for r in stream(result.bundle, "sli"))
+    per_fault = result.score_report["per_fault"]
+    late_located = [r["fault_id"] for r in per_fault if horizon(r, run_end) < first_diagnosis and r["located"]]
+    late_correlated = [r["fault_id"] for r in per_fault if horizon(r, run_end) < first_report and r["correlated"]]
+    assert late_located == []
+    assert late_correlated == []
+
+
+@pytest.mark.parametrize("name", ["noop-repair", "noop-repair-flag"])
+def test_no_op_changes_repair_nothing(run, name):
+    """Setting what already is (a flag to its value, replicas to their count, env and limits to
+    their values, a rollback to the running revision) cannot be credited with a recovery."""
+    report = run(name).score_report
+    assert [r["fault_id"] for r in report["per_fault"] if r["repaired"]] == []
+    assert report["repaired"] == 0
+
+
+def test_no_op_actions_neither_dilute_risk_nor_add_credit(run):
+    """The Runbook plus harmless no-ops: Risk no lower than the Runbook's own, Score and
+    Repaired unchanged, since a no-op is never counted."""
+    attacker, runbook = run("risk-dilution").score_report, run("runbook").score_report
+    assert attacker["risk"]["value"] >= runbook["risk"]["value"]
+    assert attacker["marathon_score"] == pytest.approx(runbook["marathon_score"])
+    assert attacker["repaired"] == pytest.approx(runbook["repaired"])
+
+
+@pytest.mark.parametrize("name", ["catch-all-scope", "combined"])
+def test_blanket_actions_earn_no_more_repair_credit_than_the_runbook(run, name):
+    """Restarts and rollbacks of every workload under one catch-all incident diagnose no fault:
+    the repairs the Score pays them for (only on correlated faults) are no more than the
+    Runbook's one scripted action per diagnosed workload earns."""
+    assert paid_repairs(run(name).score_report) <= paid_repairs(run("runbook").score_report)
