@@ -44,6 +44,7 @@ class Outcome:
     result: dict[str, Any]
     intervention: Intervention | None = None
     failed: str | None = None  # the backend declined a change it was asked to make
+    reports: list[dict[str, Any]] = field(default_factory=list)  # incident states a report changed
 
 
 @dataclass

@@ -272,7 +272,10 @@ TOOLS: tuple[ToolSpec, ...] = (
         "report",
         "Create or update incidents (upsert by `incident_id`). For each incident give the FULL set "
         "of alert ids that belong to it after this call (ids from get_alerts; unknown ids are "
-        "rejected), its "
+        "rejected; omit `alert_ids` to keep the current set). An alert belongs to one incident at "
+        "a time: listing an alert that another incident holds moves it there (the other incident "
+        "loses it; the answer's `moves` lists each as alert_id/from/to), and listing one alert "
+        "under two incidents of the same call is rejected. Give each incident its "
         "`status` (open|mitigated|resolved) and your `root_cause`: `culprits` (the workload names "
         "whose change or state caused it), `artifact` (the responsible thing, in canonical form: "
         + ARTIFACT_VOCABULARY
