@@ -160,14 +160,15 @@ def _reason(fault: Mapping[str, Any], row: Mapping[str, Any], ev: Evidence) -> t
 def _repair_reason(fault: Mapping[str, Any], ev: Evidence, seen_at: float) -> tuple[str, str]:
     """The fault was reported in time and has a remedy: why did it not count as repaired?
 
-    As the scorer does, any executed change of a workload in the fault's scope counts (the oracle
-    may have rolled a deployment back once for several faults, citing one of them)."""
+    As the scorer does, any state-changing intervention on a workload in the fault's scope counts
+    (the oracle may have rolled a deployment back once for several faults, citing one of them); a
+    no-op (`changed: false`) never does."""
     inject, revert = float(fault["inject_at"]), float(fault["revert_at"])
     scope = set(fault.get("scope") or ())
     done = [
         i
         for i in ev.interventions
-        if i.get("ok") and (i.get("target") is None or i["target"] in scope) and inject <= float(i["t"]) < revert
+        if i.get("ok") and i.get("changed", True) and _acts_on(i, scope) and inject <= float(i["t"]) < revert
     ]
     if not done:
         incident = incident_id_of(fault)
@@ -247,3 +248,11 @@ def _shadowing_faults(
     if not times or not all(failing_at.get(t) for t in times):
         return []
     return sorted(set().union(*(failing_at[t] for t in times)))
+
+
+def _acts_on(intervention: Mapping[str, Any], scope: set[str]) -> bool:
+    """Whether a change acts on a workload of `scope`: its `targets` (for a feature flag, the
+    services whose code reads it); a record older than `targets` read a null target as the app."""
+    if "targets" in intervention:
+        return bool(set(intervention["targets"] or ()) & scope)
+    return intervention.get("target") is None or intervention["target"] in scope

@@ -2,8 +2,9 @@
 
 It validates arguments against the published schemas, routes to the read, report and act
 handlers, turns every failure into an answer (an agent never sees an exception or a traceback),
-and records each call — every incident state a report changed, and each executed intervention —
-through the sink exactly as the bundle streams specify.
+and records each call — every incident state a report changed, and each system change the agent
+asked for, executed or found to be a no-op — through the sink exactly as the bundle streams
+specify.
 """
 
 from __future__ import annotations
@@ -179,19 +180,7 @@ class ToolSession:
             for incident in outcome.reports:
                 self._sink("reports", {**base, **incident})
         if outcome.intervention is not None:
-            done = outcome.intervention
-            self._sink(
-                "interventions",
-                {
-                    **base,
-                    "tool": done.tool,
-                    "target": done.target,
-                    "incident_id": done.incident_id,
-                    "params": done.params,
-                    "ok": done.ok,
-                    "completed_at": done.completed_at,
-                },
-            )
+            self._sink("interventions", {**base, **outcome.intervention.record()})
 
 
 def _zero_counts() -> dict[str, int]:
