@@ -234,3 +234,24 @@ def test_flag_readers_follow_the_agents_own_patch_and_ignore_other_flags(world):
     session.begin_invocation(2, backend.now)
     flip = client.call("set_feature_flag", incident_id="i", name="recommendationsEnabled", value="false")
     assert flip["targets"] == ["recommendationservice"]
+
+
+def test_only_a_real_change_waits_for_a_rollout_to_complete():
+    """The runner's completion tracker watches the interventions stream: a no-op never rolled
+    anything out, so it must never get a completion record (it would read as a change)."""
+    from pytest_marathon.run.completions import CompletionTracker
+
+    backend = create_backend("boutique", 22)
+    tracker = CompletionTracker(backend)
+    session = ToolSession(backend, alerts=lambda: [],
+                          sink=lambda s, r: tracker.watch(r) if s == "interventions" else None)
+    session.begin_invocation(1, backend.now)
+    client = InProcessClient(session)
+    client.call("report_incidents", incidents=[{"incident_id": "i"}])
+    assert client.call("scale_service", incident_id="i", service="adservice", replicas=1)["changed"] is False
+    assert client.call("scale_service", incident_id="i", service="cartservice", replicas=2)["changed"] is True
+    done = []
+    for _ in range(24):
+        backend.advance_to(backend.now + backend.tick_seconds)
+        done += tracker.completed(backend.now)
+    assert [r["seq"] for r in done] == [3]  # the scale of cartservice, not the no-op (seq 2)
