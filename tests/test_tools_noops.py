@@ -136,6 +136,14 @@ def test_a_partial_change_is_a_change_and_uses_the_cap(world):
     assert again["verdict"] == "refused"  # the partial change used the cap of one
 
 
+def test_removing_a_variable_that_is_set_is_a_change(world):
+    backend, _, client, _ = world
+    names = sorted(e["name"] for e in _container(backend, "currencyservice")["env"] if "value" in e)
+    answer = client.call("update_config", incident_id="i", service="currencyservice", env={names[-1]: None})
+    assert answer["changed"] is True, answer
+    assert names[-1] not in {e["name"] for e in _container(backend, "currencyservice")["env"]}
+
+
 @pytest.mark.parametrize("resources", [{"requests.cpu": "250m"}, {"memory": "64Mi"}])
 def test_one_resource_that_differs_is_a_change(world, resources):
     backend, _, client, _ = world

@@ -145,6 +145,16 @@ def test_flag_readers_are_the_services_whose_deployed_code_reads_the_flag(twin: 
     assert twin.flag_readers("adsEnabled") == []  # the code that read it is no longer deployed
 
 
+def test_a_flag_read_only_by_unit_tests_has_no_reader(twin: Twin) -> None:
+    tests = twin.source("emailservice", path="test_service.py")["test_service.py"]
+    patched = tests + "\n\ndef helper(ctx):\n    return ctx.flag('adsEnabled')\n"
+    patch = "".join(difflib.unified_diff(tests.splitlines(True), patched.splitlines(True),
+                                         "a/test_service.py", "b/test_service.py"))
+    assert twin.release("emailservice", patch=patch, change_cause="tests only").ok
+    assert "ctx.flag('adsEnabled')" in twin.source("emailservice", path="test_service.py")["test_service.py"]
+    assert twin.flag_readers("adsEnabled") == []  # unit tests never run in a pod
+
+
 def test_bad_probe_port_stalls_rollout_and_bad_liveness_restarts(twin: Twin) -> None:
     twin.release("shippingservice", probes={"readiness": {"port": 50052}}, change_cause="probe the new port")
     twin.advance_to(120.0)
