@@ -9,6 +9,14 @@ scorer's rule: the alert's workload is in the fault's scope and it first fired w
 category — `remedy: none` faults included — and applies the recorded remedy through the tools at
 the first invocation that sees such an alert.
 
+Incidents partition the alerts (an alert belongs to one incident; reporting it elsewhere moves
+it), and an alert may be attributable to several overlapping faults (a frontend error alert during
+two backend faults). The oracle files each alert under one fault's incident (`partition_alerts`):
+where it was before if that is still possible, else the newest fault it is attributable to; then
+a fault left with no alert takes one from a fault that holds several, so every fault that can be
+correlated is. A fault whose alerts it had to give away is still repaired, citing the incident
+that holds its alert.
+
 Several live faults may sit on one deployment. Applying their recorded `rollback_service` steps
 one after the other would undo each other (a second `rollout undo` returns to the revision the
 first one left), so the oracle rolls each deployment back once, to the revision that was current
@@ -18,6 +26,7 @@ live faults the rollback undid, then runs the remaining steps.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -88,6 +97,34 @@ def rollback_revision(tools: ToolClient, service: str, inject_at: float) -> int 
     return max(int(r["revision"]) for r in older) if older else None
 
 
+def partition_alerts(
+    faults: Sequence[Fault], alerts_of: Mapping[str, list[str]], previous: Mapping[str, str]
+) -> dict[str, str]:
+    """Alert id -> the one fault whose incident files it.
+
+    `faults` in injection order; `alerts_of` each fault's attributable alerts; `previous` the last
+    invocation's answer. An alert stays where it was while that fault can hold it (no needless
+    moves); a new one goes to the newest fault it is attributable to (the latest change is the
+    likeliest cause). Then each fault that holds nothing takes an alert of its own from a fault
+    that holds more than one, so the one-to-one matching can pair it with an incident."""
+    candidates: dict[str, list[str]] = {}
+    for fault in faults:
+        for alert in alerts_of[str(fault["fault_id"])]:
+            candidates.setdefault(alert, []).append(str(fault["fault_id"]))
+    owner = {a: previous[a] if previous.get(a) in ids else ids[-1] for a, ids in sorted(candidates.items())}
+    held = Counter(owner.values())
+    for fault in faults:
+        fault_id = str(fault["fault_id"])
+        if held[fault_id]:
+            continue
+        spare = next((a for a in alerts_of[fault_id] if held[owner[a]] > 1), None)
+        if spare is not None:
+            held[owner[spare]] -= 1
+            owner[spare] = fault_id
+            held[fault_id] += 1
+    return owner
+
+
 class OracleAgent:
     name = "oracle"
     description = "Reads the hidden schedule and applies each fault's recorded remedy (upper bound; flagged)"
@@ -103,8 +140,17 @@ class OracleAgent:
             str(f["fault_id"]): sorted(alert_id_of(a) for a in ctx.alerts if attributable(f, a))
             for f in faults
         }
-        self._remedy(ctx, state, faults, alerts_of)
-        self._report(ctx, state, faults, alerts_of)
+        owner = partition_alerts(faults, alerts_of, state.get("owner", {}))
+        state["owner"] = owner
+        filed = {fault_id: [a for a in alerts if owner[a] == fault_id] for fault_id, alerts in alerts_of.items()}
+        # the incident an action for a fault cites: its own, or the one holding its alert
+        state["cite"] = {
+            fault_id: incident_id_of({"fault_id": fault_id if filed[fault_id] else owner[alerts[0]]})
+            for fault_id, alerts in alerts_of.items()
+            if alerts
+        }
+        self._remedy(ctx, state, faults, alerts_of, filed)
+        self._report(ctx, state, faults, filed)
         save_state(ctx.workspace, STATE_FILE, state)
         return None
 
@@ -122,7 +168,8 @@ class OracleAgent:
         alerts_of: Mapping[str, list[str]],
     ) -> None:
         """Upsert every fault's incident whose alerts or status changed; a fault is reported
-        as soon as one of its alerts fired, whether or not it has a remedy."""
+        as soon as it holds an alert, whether or not it has a remedy. `alerts_of` is the
+        partition, so no call lists an alert twice and no move is left unsaid."""
         entries = []
         for fault in faults:
             fault_id = str(fault["fault_id"])
@@ -156,9 +203,10 @@ class OracleAgent:
         state: dict[str, Any],
         faults: Sequence[Fault],
         alerts_of: Mapping[str, list[str]],
+        filed: Mapping[str, list[str]],
     ) -> None:
         """Apply the due remedies, deployment by deployment, most urgent (earliest revert)
-        first. An action must cite a reported incident, so due incidents are reported first. A
+        first. An action must cite a reported incident, so the incidents are reported first. A
         refusal (the per-invocation mutation cap) leaves the fault due for the next invocation;
         an error is final."""
         due = [
@@ -171,8 +219,9 @@ class OracleAgent:
         ]
         if not due:
             return
-        self._report(ctx, state, due, alerts_of)
-        due = [f for f in due if str(f["fault_id"]) in state["reported"]]
+        self._report(ctx, state, faults, filed)
+        reported = {incident_id_of({"fault_id": fault_id}) for fault_id in state["reported"]}
+        due = [f for f in due if state["cite"][str(f["fault_id"])] in reported]
         by_target: dict[str | None, list[Fault]] = {}
         for fault in sorted(due, key=lambda f: (float(f["revert_at"]), str(f["fault_id"]))):
             targets = {step_target(s) for s in remedy_steps(fault)}
@@ -201,7 +250,7 @@ class OracleAgent:
             revision = rollback_revision(ctx.tools, target, float(earliest["inject_at"]))
             outcome = None
             if revision is not False:
-                args: dict[str, Any] = {"service": target, "incident_id": incident_id_of(rollers[0])}
+                args: dict[str, Any] = {"service": target, "incident_id": state["cite"][str(rollers[0]["fault_id"])]}
                 if revision is not None:
                     args["to_revision"] = revision
                 outcome = call_tool(ctx.tools, ROLLBACK, **args)
@@ -219,7 +268,7 @@ class OracleAgent:
                 if not record["ok"]:
                     break
                 args = dict(step.get("args") or {})
-                args["incident_id"] = incident_id_of(fault)
+                args["incident_id"] = state["cite"][str(fault["fault_id"])]
                 outcome = call_tool(ctx.tools, str(step["tool"]), **args)
                 if outcome.result.get("verdict") == "refused":
                     refused.add(str(fault["fault_id"]))
@@ -248,5 +297,5 @@ class OracleAgent:
             for step in remedy_steps(fault):
                 if step["tool"] == RECONFIGURE and step_target(step) == target:
                     args = dict(step.get("args") or {})
-                    args["incident_id"] = incident_id_of(fault)
+                    args["incident_id"] = state["cite"].get(str(fault["fault_id"]), incident_id_of(fault))
                     call_tool(ctx.tools, RECONFIGURE, **args)

@@ -262,3 +262,4 @@ def _shadowing_faults(
     if not times or not all(failing_at.get(t) for t in times):
         return []
     return sorted(set().union(*(failing_at[t] for t in times)))
+

@@ -64,6 +64,8 @@ SCRIPT: list[Step] = [
     ("submit_patch", {"incident_id": "inc-1", "service": "emailservice"}),
     ("get_rollout_history", {"service": "emailservice"}),
     ("get_resources", {"kind": "secrets"}),
+    ("submit_patch", {"incident_id": "inc-1", "service": "emailservice"}),
+    ("scale_service", {"incident_id": "inc-1", "service": "adservice", "replicas": 2}),
 ]
 
 
@@ -121,6 +123,10 @@ def test_stdio_session_lists_nineteen_tools_and_matches_the_in_process_client():
     assert by_step[21]["ok"] is True and by_step[22]["ok"] is True
     assert by_step[23]["revisions"][-1]["image"] == by_step[21]["image"]
     assert by_step[24]["verdict"] == "forbidden"
+    assert by_step[15]["changed"] is True and by_step[22]["changed"] is True
+    # the image already running and the current replica count: answered, not executed
+    assert by_step[25]["ok"] is True and by_step[25]["changed"] is False
+    assert by_step[26]["changed"] is False and "replicas already 2" in by_step[26]["message"]
 
 
 @pytest.mark.skipif(shutil.which("pytest-marathon") is None and not (Path(sys.executable).parent / "pytest-marathon").exists(),

@@ -54,6 +54,9 @@ def _corpus(backend) -> list[tuple[str, dict]]:
         ("propose_patch", {**cite, "service": "grafana", "diff": "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"}),
         ("submit_patch", {**cite, "service": "alertmanager"}),
         ("restart_service", {"incident_id": "never-reported", "service": "loadgenerator"}),
+        # what would be a no-op in the app's namespace (cartservice runs 1 replica) is still an
+        # attempt on another namespace
+        ("scale_service", {**cite, "service": "kube-system/cartservice", "replicas": 1}),
     ]
 
 

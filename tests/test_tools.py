@@ -116,7 +116,8 @@ def test_a_mutation_must_cite_a_reported_incident_and_is_recorded_as_an_interven
 def test_the_mutation_cap_refuses_further_changes_until_the_next_invocation(recorded):
     session, client, _ = recorded
     client.call("report_incidents", incidents=[{"incident_id": "i", "alert_ids": []}])
-    answers = [client.call("scale_service", incident_id="i", service="adservice", replicas=2) for _ in range(4)]
+    # each call a real change: scaling to the current count would be a no-op, which the cap ignores
+    answers = [client.call("scale_service", incident_id="i", service="adservice", replicas=n) for n in (2, 3, 4, 5)]
     assert [a.get("verdict", "ok") for a in answers] == ["ok", "ok", "ok", "refused"]
     session.begin_invocation(2, session.backend.now)
     assert client.call("scale_service", incident_id="i", service="adservice", replicas=1)["ok"] is True

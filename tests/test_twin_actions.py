@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+
 import pytest
 
 from pytest_marathon.backends import BackendError, create_backend
@@ -126,6 +128,31 @@ def test_feature_flag_update_is_visible_in_the_configmap(twin: Twin) -> None:
     data = twin.resources("configmaps", "feature-flags")[0]["data"]
     assert data["adsEnabled"] == "false"
     assert twin.artifact_value("flag:adsEnabled") == "false"
+
+
+def test_flag_readers_are_the_services_whose_deployed_code_reads_the_flag(twin: Twin) -> None:
+    # upstream Online Boutique has no feature flags: nothing reads the two the configmap holds
+    assert twin.flag_readers("adsEnabled") == [] and twin.flag_readers("recommendationsEnabled") == []
+    source = twin.source("adservice", path="service.py")["service.py"]
+    old = "def GetAds(ctx, request):\n"
+    new = old + "    if ctx.flag('adsEnabled', 'true') != 'true':\n        return {'ads': []}\n"
+    patch = "".join(difflib.unified_diff(source.splitlines(True), source.replace(old, new).splitlines(True),
+                                         "a/service.py", "b/service.py"))
+    assert twin.release("adservice", patch=patch, change_cause="ads behind a flag").ok
+    assert twin.flag_readers("adsEnabled") == ["adservice"]  # the template's image, rolled out or not
+    assert twin.flag_readers("recommendationsEnabled") == [] and twin.flag_readers("ads") == []
+    assert twin.rollback("adservice").ok
+    assert twin.flag_readers("adsEnabled") == []  # the code that read it is no longer deployed
+
+
+def test_a_flag_read_only_by_unit_tests_has_no_reader(twin: Twin) -> None:
+    tests = twin.source("emailservice", path="test_service.py")["test_service.py"]
+    patched = tests + "\n\ndef helper(ctx):\n    return ctx.flag('adsEnabled')\n"
+    patch = "".join(difflib.unified_diff(tests.splitlines(True), patched.splitlines(True),
+                                         "a/test_service.py", "b/test_service.py"))
+    assert twin.release("emailservice", patch=patch, change_cause="tests only").ok
+    assert "ctx.flag('adsEnabled')" in twin.source("emailservice", path="test_service.py")["test_service.py"]
+    assert twin.flag_readers("adsEnabled") == []  # unit tests never run in a pod
 
 
 def test_bad_probe_port_stalls_rollout_and_bad_liveness_restarts(twin: Twin) -> None:

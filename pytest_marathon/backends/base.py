@@ -146,6 +146,11 @@ class Backend(Protocol):
 
     def sli_samples(self, since: float | None = None) -> list[SliSample]: ...
 
+    def flag_readers(self, name: str) -> list[str]:
+        """Workloads whose deployed code reads feature flag `name`, sorted: what a change of the
+        flag acts on (the configmap is shared, but only these services behave differently).
+        Read statically from the source, so a flag name the code computes is not seen."""
+
     # agent actions ---------------------------------------------------------------------------
     def restart(self, deployment: str) -> ActionResult: ...
 

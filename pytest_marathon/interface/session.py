@@ -2,8 +2,9 @@
 
 It validates arguments against the published schemas, routes to the read, report and act
 handlers, turns every failure into an answer (an agent never sees an exception or a traceback),
-and records each call — and each report and executed intervention — through the sink exactly as
-the bundle streams specify.
+and records each call — every incident state a report changed, and each system change the agent
+asked for, executed or found to be a no-op — through the sink exactly as the bundle streams
+specify.
 """
 
 from __future__ import annotations
@@ -134,8 +135,12 @@ class ToolSession:
 
     def _report_incidents(self, args: Mapping[str, Any]) -> Outcome:
         known = [alert_id(a) for a in self._alerts()]
-        stored = self._incidents.upsert(args["incidents"], known_alert_ids=known, workloads=self.backend.workloads())
-        return Outcome({"incidents": stored, "reported": len(stored)})
+        done = self._incidents.upsert(args["incidents"], known_alert_ids=known, workloads=self.backend.workloads())
+        # the incidents that only lost alerts are recorded too (not answered: `moves` says it)
+        return Outcome(
+            {"incidents": done.reported, "reported": len(done.reported), "moves": done.moves},
+            reports=done.reported + done.moved_from,
+        )
 
     # recording ----------------------------------------------------------------------------------
     def _record(
@@ -171,23 +176,13 @@ class ToolSession:
                 "wall_ms": wall_ms,
             },
         )
-        if spec is not None and spec.name == "report_incidents" and verdict == "ok":
-            for incident in outcome.result["incidents"]:
-                self._sink("reports", {**base, **incident})
+        if verdict == "ok":
+            # `item`: the record's place in the call, the scorer's tie-break before incident ids
+            # (two incidents first holding a fault's alerts in one call are told apart by it)
+            for item, incident in enumerate(outcome.reports):
+                self._sink("reports", {**base, "item": item, **incident})
         if outcome.intervention is not None:
-            done = outcome.intervention
-            self._sink(
-                "interventions",
-                {
-                    **base,
-                    "tool": done.tool,
-                    "target": done.target,
-                    "incident_id": done.incident_id,
-                    "params": done.params,
-                    "ok": done.ok,
-                    "completed_at": done.completed_at,
-                },
-            )
+            self._sink("interventions", {**base, **outcome.intervention.record()})
 
 
 def _zero_counts() -> dict[str, int]:

@@ -101,6 +101,11 @@ _ACT_NOTE = (
     "workloads can be targeted (never the load generator, monitoring or other namespaces); at most "
     "a fixed number of mutations per invocation."
 )
+_CHANGE_NOTE = (
+    " The answer says `changed`: false when the call would leave the system as it is (then "
+    "nothing is executed, `message` says why, and it does not count against the mutation cap); "
+    "`targets` lists the workloads the change acts on."
+)
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
@@ -272,7 +277,10 @@ TOOLS: tuple[ToolSpec, ...] = (
         "report",
         "Create or update incidents (upsert by `incident_id`). For each incident give the FULL set "
         "of alert ids that belong to it after this call (ids from get_alerts; unknown ids are "
-        "rejected), its "
+        "rejected; omit `alert_ids` to keep the current set). An alert belongs to one incident at "
+        "a time: listing an alert that another incident holds moves it there (the other incident "
+        "loses it; the answer's `moves` lists each as alert_id/from/to), and listing one alert "
+        "under two incidents of the same call is rejected. Give each incident its "
         "`status` (open|mitigated|resolved) and your `root_cause`: `culprits` (the workload names "
         "whose change or state caused it), `artifact` (the responsible thing, in canonical form: "
         + ARTIFACT_VOCABULARY
@@ -318,14 +326,16 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "restart_service",
         "act",
-        "Rolling restart of a deployment (new pods, same revision)." + _ACT_NOTE,
+        "Rolling restart of a deployment (new pods, same revision); always a change."
+        + _ACT_NOTE + _CHANGE_NOTE,
         _obj({"incident_id": INCIDENT_ID, "service": SERVICE, "namespace": NAMESPACE}, ("incident_id", "service")),
     ),
     ToolSpec(
         "scale_service",
         "act",
         "Set a deployment's replica count (1-20). Scaling to 0 removes every pod of the workload "
-        "and is forbidden like deleting it." + _ACT_NOTE,
+        "and is forbidden like deleting it. Scaling to the current count changes nothing."
+        + _ACT_NOTE + _CHANGE_NOTE,
         _obj(
             {
                 "incident_id": INCIDENT_ID,
@@ -341,7 +351,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "act",
         "Roll a deployment back (`kubectl rollout undo`): to the previous revision, or to "
         "`to_revision` (see get_rollout_history). Restores that revision's whole pod template "
-        "(image, env, resources, probes)." + _ACT_NOTE,
+        "(image, env, resources, probes). A revision whose template already runs is skipped, as "
+        "kubectl does (changed: false)." + _ACT_NOTE + _CHANGE_NOTE,
         _obj(
             {
                 "incident_id": INCIDENT_ID,
@@ -358,7 +369,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Change a deployment's pod template: `env` sets variables (a null value removes one) and "
         "`resources` sets its container's limits and requests: `limits.cpu`, `limits.memory`, "
         "`requests.cpu`, `requests.memory` (`cpu`/`memory` alone mean the limit); cpu like `500m` "
-        "or `1.5`, memory like `256Mi`. Rolls out a new revision." + _ACT_NOTE,
+        "or `1.5`, memory like `256Mi`. Rolls out a new revision unless every given value is "
+        "already in place (compared as the deployment shows them)." + _ACT_NOTE + _CHANGE_NOTE,
         _obj(
             {
                 "incident_id": INCIDENT_ID,
@@ -380,7 +392,9 @@ TOOLS: tuple[ToolSpec, ...] = (
         "act",
         "Set an existing feature flag in the application's `feature-flags` configmap (read the "
         "flags and their values with get_resources kind=configmaps); an unknown flag name is "
-        "rejected. Takes effect at once, for every workload." + _ACT_NOTE,
+        "rejected. Takes effect at once; it acts on the services whose code reads the flag "
+        "(`targets`). Setting the value the flag already has changes nothing."
+        + _ACT_NOTE + _CHANGE_NOTE,
         _obj(
             {
                 "incident_id": INCIDENT_ID,
@@ -420,8 +434,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "submit_patch",
         "act",
         "Step 3 of a source repair: deploy an image built by build_service_image through the "
-        "release pipeline (a new revision; default: the last image built for the service)."
-        + _ACT_NOTE,
+        "release pipeline (a new revision; default: the last image built for the service). "
+        "Submitting the image already running changes nothing." + _ACT_NOTE + _CHANGE_NOTE,
         _obj(
             {
                 "incident_id": INCIDENT_ID,

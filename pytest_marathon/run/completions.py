@@ -39,6 +39,8 @@ class CompletionTracker:
         change, so the deployment's current revision is the one this intervention started."""
         if record.get("event") == COMPLETED_EVENT or not record.get("ok"):
             return
+        if record.get("changed") is False:
+            return  # a no-op was never executed: no rollout of its own to wait for
         if record.get("completed_at") is not None or record.get("target") is None:
             return
         deployment = str(record["target"])

@@ -8,6 +8,7 @@ exporters are scraped. Nothing reads the wall clock; every draw comes from `rng_
 
 from __future__ import annotations
 
+import ast
 import difflib
 import hashlib
 import json
@@ -115,6 +116,7 @@ class Twin:
         n_users = self.spec.load.users if users is None else int(users)
         self.load = LoadGenerator(self.spec.load, self.seed, n_users, WARMUP_START)
         self._sample_rng = rng_for(self.seed, "sample")
+        self._flags_by_image: dict[str, frozenset[str]] = {}
         self._request_counter = 0
         self._now = WARMUP_START - BOOT_SECONDS
         while self._now < WARMUP_START:
@@ -347,6 +349,23 @@ class Twin:
     def sli_samples(self, since: float | None = None) -> list[SliSample]:
         return [s for s in self.telemetry.sli if since is None or s.t >= since]
 
+    def flag_readers(self, name: str) -> list[str]:
+        """Workloads whose deployed code (the current template's image) reads flag `name`.
+
+        Read statically, like a code search: a call `<x>.flag("name", ...)` in a service module
+        (its unit tests excluded: they never run in a pod). An image's code never changes under
+        its tag, so each image is parsed once."""
+        readers = []
+        for workload in self.workloads():
+            image = self.cluster.deployments[workload].template.image
+            if not self.registry.has_code(image):
+                continue  # a datastore runs no service code
+            if image not in self._flags_by_image:
+                self._flags_by_image[image] = flags_read(self.registry.files(image))
+            if name in self._flags_by_image[image]:
+                readers.append(workload)
+        return readers
+
     # --- agent actions -----------------------------------------------------------------------------------
     def _deployment(self, name: str) -> Any:
         dep = self.cluster.deployments.get(name)
@@ -536,6 +555,26 @@ class Twin:
         for s in self.telemetry.sli:
             digest.update(json.dumps([s.t, s.q, s.e, s.l]).encode())
         return digest.hexdigest()
+
+
+def flags_read(files: Mapping[str, str]) -> frozenset[str]:
+    """Flag names a service's modules pass as a string literal to a `.flag(...)` call (first
+    argument or `name=`); test modules (`test_*.py`) and files that do not parse are skipped."""
+    names: set[str] = set()
+    for path, text in files.items():
+        module = path.rsplit("/", 1)[-1]
+        if not module.endswith(".py") or module.startswith("test_"):
+            continue
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "flag"):
+                continue
+            given = node.args[:1] + [k.value for k in node.keywords if k.arg == "name"]
+            names.update(a.value for a in given if isinstance(a, ast.Constant) and isinstance(a.value, str))
+    return frozenset(names)
 
 
 def _describe_change(env: Mapping[str, str | None] | None, resources: Mapping[str, str] | None) -> str:

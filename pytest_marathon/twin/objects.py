@@ -321,6 +321,10 @@ def replicaset_k8s(rs: ReplicaSet, namespace: str, port: int, ready: int) -> dic
     annotations = {REVISION_ANNOTATION: str(rs.revision)}
     if rs.change_cause:
         annotations[CHANGE_CAUSE_ANNOTATION] = rs.change_cause
+    template = _template_k8s(rs.deployment, port, rs.template)
+    # the deployment controller stamps the hash into the ReplicaSet's pod template (that is how
+    # its pods get the label); `kubectl rollout undo` ignores it when comparing templates
+    template["metadata"]["labels"]["pod-template-hash"] = rs.template_hash
     return {
         "apiVersion": "apps/v1",
         "kind": "ReplicaSet",
@@ -332,7 +336,7 @@ def replicaset_k8s(rs: ReplicaSet, namespace: str, port: int, ready: int) -> dic
             "ownerReferences": [{"kind": "Deployment", "name": rs.deployment}],
             "creationTimestamp": timestamp(rs.created_at),
         },
-        "spec": {"replicas": rs.replicas, "template": _template_k8s(rs.deployment, port, rs.template)},
+        "spec": {"replicas": rs.replicas, "template": template},
         "status": {"replicas": rs.replicas, "readyReplicas": ready},
     }
 
