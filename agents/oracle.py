@@ -12,7 +12,9 @@ the first invocation that sees such an alert.
 Incidents partition the alerts (an alert belongs to one incident; reporting it elsewhere moves
 it), and an alert may be attributable to several overlapping faults (a frontend error alert during
 two backend faults). The oracle files each alert under one fault's incident (`partition_alerts`):
-where it was before if that is still possible, else the newest fault it is attributable to; then
+where it was before if that is still possible, else the oldest fault it is attributable to (the
+scorer's matching serves faults in injection order, each taking the incident that first held one
+of its alerts, so an older fault's incident must not be beaten to it by a newer one's); then
 a fault left with no alert takes one from a fault that holds several, so every fault that can be
 correlated is. A fault whose alerts it had to give away is still repaired, citing the incident
 that holds its alert.
@@ -104,14 +106,15 @@ def partition_alerts(
 
     `faults` in injection order; `alerts_of` each fault's attributable alerts; `previous` the last
     invocation's answer. An alert stays where it was while that fault can hold it (no needless
-    moves); a new one goes to the newest fault it is attributable to (the latest change is the
-    likeliest cause). Then each fault that holds nothing takes an alert of its own from a fault
-    that holds more than one, so the one-to-one matching can pair it with an incident."""
+    moves); a new one goes to the oldest fault it is attributable to, so that no newer fault's
+    incident holds an older fault's alert first (the matching's preference). Then each fault
+    that holds nothing takes an alert of its own from a fault that holds more than one, so the
+    one-to-one matching can pair it with an incident."""
     candidates: dict[str, list[str]] = {}
     for fault in faults:
         for alert in alerts_of[str(fault["fault_id"])]:
             candidates.setdefault(alert, []).append(str(fault["fault_id"]))
-    owner = {a: previous[a] if previous.get(a) in ids else ids[-1] for a, ids in sorted(candidates.items())}
+    owner = {a: previous[a] if previous.get(a) in ids else ids[0] for a, ids in sorted(candidates.items())}
     held = Counter(owner.values())
     for fault in faults:
         fault_id = str(fault["fault_id"])

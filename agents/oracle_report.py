@@ -41,7 +41,7 @@ REASONS: dict[str, str] = {
     "no-invocation-before-revert": LIMIT,  # the alert was first seen at or after the revert
     "no-remedy": LIMIT,  # the catalog records `remedy: none`
     "remedy-completed-too-late": LIMIT,  # took effect with no probe sample left before the revert
-    "recovered-before-remedy": LIMIT,  # the probe read healthy again before the remedy was issued
+    "recovered-before-remedy": LIMIT,  # the probe read healthy for good before the remedy was issued
     "masked-by-overlapping-fault": LIMIT,  # the probe failed after the repair, as did live faults' probes
     "shadowed-by-overlapping-fault": LIMIT,  # the probe never failed: live faults on its path failed it first
     "not-correlated": DEFECT,  # alerts were seen, yet no incident matched the fault
@@ -202,11 +202,11 @@ def _repair_reason(fault: Mapping[str, Any], ev: Evidence, seen_at: float) -> tu
     probe_failed = any(not p.get("healthy") for p in own)
     good_key = "healthy" if probe_failed else "artifact_corrected"
     issued = min(float(i["t"]) for i in done)
-    before = [p for p in own if float(p["t"]) <= issued]
-    if before and before[-1].get(good_key):
+    bad = [float(p["t"]) for p in own if not p.get(good_key)]
+    if bad and bad[-1] < issued:
         return "recovered-before-remedy", (
-            f"the probe read {good_key.replace('_', ' ')} at {float(before[-1]['t']):g} s, before "
-            f"the remedy was issued at {issued:g} s: a fault that recovered by itself is never credited"
+            f"the probe read {good_key.replace('_', ' ')} from {bad[-1]:g} s on, before the remedy "
+            f"was issued at {issued:g} s: a fault that recovered by itself is never credited"
         )
     finish = in_time[0]
     after = [p for p in own if finish <= float(p["t"]) < revert]

@@ -227,6 +227,12 @@ def test_a_fault_that_recovered_by_itself_is_not_credited_to_a_later_action(tmp_
     assert not repaired(tmp_path, "after", [action(480, 490)])
 
 
+def test_a_symptom_that_comes_and_goes_is_still_failing_during_a_healthy_blip(tmp_path):
+    # healthy 300-390 (a blip), failing again until the fix takes effect at 480
+    blip_then_fixed = probes(lambda t: 300 <= t < 400 or t >= 480)
+    assert repaired(tmp_path, "blip", [action(360, 450)], blip_then_fixed)
+
+
 def test_a_change_completing_at_the_revert_is_cleanup_not_repair(tmp_path):
     failing = probes(lambda t: t >= REVERT)
     assert not repaired(tmp_path, "at-revert", [action(600, REVERT)], failing)

@@ -3,9 +3,12 @@
 An intervention repairs fault f (ARCHITECTURE.md section 7) when it
 (a) changed state: a no-op (a value the system already had) is listed, never credited;
 (b) targets a workload in P_f (a flag change targets only the services reading the flag);
-(c) was issued while f was still failing: the last probe sample at or before the action is
-    unhealthy, or, for a fault whose probe never failed, its artifact still read faulty then,
-    so a fault that had already recovered by itself is never credited to a later action;
+(c) was issued while f was still failing: the probe had not yet recovered for good, i.e. some
+    sample at or after the action's time is unhealthy (for a fault whose probe never failed:
+    its artifact still read faulty at or after it), so a fault that had already recovered by
+    itself is never credited to a later action. This reads "still failing" as "not yet
+    recovered" rather than "the last sample before the action failed": a fault whose symptom
+    comes and goes (a CPU backlog draining and filling) is still failing during a healthy blip;
 (d) completed at c with inject_f <= c < revert_f (c: its own `completed_at`, else that of its
     completion record; a change that never took effect repairs nothing);
 (e) afterwards the probe is healthy at some sample >= c and at every later sample before
@@ -33,15 +36,15 @@ def repair_time(
         return sample.healthy if probe_failed else sample.artifact_corrected
 
     stays_good_from = _start_of_final_good_stretch(during, good)
-    if stays_good_from is None:
-        return None
+    if stays_good_from is None or stays_good_from == 0:
+        return None  # never good at the end, or never bad: nothing was repaired
+    last_bad = during[stays_good_from - 1].t
     times = []
     for action in interventions:
         if not (action.ok and action.completed_at is not None and touches(action, fault.scope)):
             continue
-        before = [s for s in during if s.t <= action.t]
-        if not before or good(before[-1]):
-            continue  # not issued while the fault was failing
+        if action.t > last_bad:
+            continue  # the fault had recovered for good before the action was issued
         after = [s.t for s in during[stays_good_from:] if s.t >= action.completed_at]
         if after:
             times.append(after[0])
