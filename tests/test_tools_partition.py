@@ -18,7 +18,7 @@ from pytest_marathon.interface import InProcessClient, ToolSession
 
 ALERTS = [f"a{i}" for i in range(6)]
 INCIDENTS = ["i1", "i2", "i3", "i4"]
-RECORD_KEYS = {"t", "invocation", "seq", "moved_out"}
+RECORD_KEYS = {"t", "invocation", "seq", "moved_out", "item"}
 
 
 @functools.cache
