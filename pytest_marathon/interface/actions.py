@@ -123,15 +123,7 @@ class Actions:
         intervention = Intervention(
             tool, target, targets, args["incident_id"], params, result.ok, result.ok, result.completes_at
         )
-        answer = {
-            "ok": result.ok,
-            "changed": result.ok,
-            "target": target,
-            "targets": list(targets),
-            "message": clip(result.message, FAILURE_CHARS),
-            "revision": result.revision,
-            "completes_at": result.completes_at,
-        }
+        answer = _answer(intervention, clip(result.message, FAILURE_CHARS), result.revision)
         return Outcome(answer, intervention, None if result.ok else result.message)
 
     def _unchanged(
@@ -146,16 +138,7 @@ class Actions:
     ) -> Outcome:
         """A no-op: recorded, answered, not executed, not counted against the cap."""
         intervention = Intervention(tool, target, targets, args["incident_id"], params, True, False, None)
-        answer = {
-            "ok": True,
-            "changed": False,
-            "target": target,
-            "targets": list(targets),
-            "message": f"{why}; nothing changed",
-            "revision": revision,
-            "completes_at": None,
-        }
-        return Outcome(answer, intervention)
+        return Outcome(_answer(intervention, f"{why}; nothing changed", revision), intervention)
 
     def _deployment(self, name: str) -> dict[str, Any]:
         return self._backend.resources("deployments", name)[0]
@@ -320,6 +303,19 @@ class Actions:
             "submit_patch", target, (target,), args, params,
             lambda: self._backend.deploy_image(target, image, change_cause=f"agent: {args['incident_id']}"),
         )
+
+
+def _answer(intervention: Intervention, message: str, revision: int | None) -> dict[str, Any]:
+    """What an act tool tells the agent about a system change, executed or not."""
+    return {
+        "ok": intervention.ok,
+        "changed": intervention.changed,
+        "target": intervention.target,
+        "targets": list(intervention.targets),
+        "message": message,
+        "revision": revision,
+        "completes_at": intervention.completed_at,
+    }
 
 
 def _is_sandbox_refusal(failure: str) -> bool:
