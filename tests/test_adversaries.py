@@ -145,3 +145,13 @@ def test_blanket_actions_earn_no_more_repair_credit_than_the_runbook(run, name):
     the repairs the Score pays them for (only on correlated faults) are no more than the
     Runbook's one scripted action per diagnosed workload earns."""
     assert paid_repairs(run(name).score_report) <= paid_repairs(run("runbook").score_report)
+
+
+@pytest.mark.parametrize("name", ["catch-all-scope", "combined"])
+def test_blanket_actions_under_a_catch_all_incident_count_as_risky(run, name):
+    """One incident holding every alert ever fired does not put the whole app in scope: only
+    faults still within their horizon do, so blanket restarts and rollbacks are mostly out of
+    scope and the catch-all's Risk exceeds the Runbook's targeted actions'."""
+    attacker, runbook = run(name).score_report["risk"], run("runbook").score_report["risk"]
+    assert attacker["n_exec"] > 0
+    assert attacker["value"] > runbook["value"]
