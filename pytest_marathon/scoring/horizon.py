@@ -35,6 +35,9 @@ class IncidentActivity:
 
 
 class _Judge:
+    """One pass over the report records: each fault's view is frozen when the replay passes its
+    horizon, so no record after it can reach the fault's credit."""
+
     def __init__(self, evidence: Evidence) -> None:
         self.evidence = evidence
         self.faults_of_alert: dict[str, list[Fault]] = defaultdict(list)

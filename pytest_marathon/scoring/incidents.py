@@ -63,7 +63,3 @@ class IncidentReplay:
         if incident not in self._alerts:
             return None
         return IncidentState(frozenset(self._alerts[incident]), self._diagnosis[incident])
-
-    def snapshot(self) -> dict[str, IncidentState]:
-        return {incident: self.state(incident) for incident in self._alerts}  # type: ignore[misc]
-
