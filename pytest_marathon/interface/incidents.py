@@ -1,7 +1,7 @@
 """The agent's incident reports: an upsert store with all-or-nothing validation.
 
-An incident's alert set is whatever the last report said (the scorer reads the final state), so
-each upsert stores the full set; omitted fields keep their earlier values so a status update does
+An incident's alert set is whatever its last report said (the scorer replays every record and
+judges each fault on the state at its evidence horizon), so each upsert stores the full set; omitted fields keep their earlier values so a status update does
 not have to repeat a diagnosis. A call with any invalid incident changes none.
 
 Incidents partition the alerts (ARCHITECTURE.md §7): an alert belongs to at most one incident at
