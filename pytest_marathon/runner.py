@@ -6,12 +6,18 @@ agent changes whose rollout finished get their completion record, the entry-poin
 from t = 0 the world pauses while the agent works; its actions take effect at that virtual time.
 Nothing is scored live: the sealed bundle is scored afterwards exactly as `pytest-marathon score`
 would score it.
+
+The answers stay out of the agent's reach: the schedule stream is held in the recorder's memory
+and written only when the bundle is sealed or closed incomplete, and the agent's workspace is a
+private temporary directory (mode 0700) outside the output folder, removed after the run, so
+walking up from the workspace leads nowhere near a live bundle.
 """
 
 from __future__ import annotations
 
 import shutil
 import signal
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -172,6 +178,17 @@ def _sigterm_raises() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+#: Streams the recorder keeps in memory until the bundle is finished: the answer key.
+HELD_STREAMS = ("schedule",)
+
+
+def _private_workspace() -> Path:
+    """A fresh workspace for one run: `mkdtemp` creates it with mode 0700 under the system's
+    temporary directory, never under the output folder, and its random name says nothing about
+    the run or where its bundle lives, so an agent cannot walk from it to the evidence."""
+    return Path(tempfile.mkdtemp(prefix="marathon-ws-"))
+
+
 @dataclass
 class _Marathon:
     config: RunConfig
@@ -196,17 +213,17 @@ class _Marathon:
         if bundle.exists():
             shutil.rmtree(bundle)
         bundle.parent.mkdir(parents=True, exist_ok=True)
-        self.recorder = Recorder(bundle, self._manifest(), sign_key=self.sign_key)
+        # `schedule` is held: ground truth reaches the disk only at sealing or closing.
+        self.recorder = Recorder(
+            bundle, self._manifest(), sign_key=self.sign_key, hold=HELD_STREAMS
+        )
         self.completions = CompletionTracker(backend)
         session = ToolSession(
             backend, alerts=engine.history, sink=self._append, mutation_cap=config.mutation_cap
         )
         client = InProcessClient(session)
         server = serve_http(session) if getattr(self.agent, "needs_mcp", False) else None
-        workspace = config.out_dir / ".workspaces" / config.run_id
-        shutil.rmtree(workspace, ignore_errors=True)
-        workspace.mkdir(parents=True)
-
+        workspace = _private_workspace()
         tick = float(backend.tick_seconds)
         horizon = float(scenario.duration_s)
         invocations = int(horizon // config.delta_s)
@@ -242,6 +259,7 @@ class _Marathon:
             orchestrator.finish()
             if server is not None:
                 server.close()
+            shutil.rmtree(workspace, ignore_errors=True)
         self.recorder.seal()
         self.progress.finish("")
 

@@ -146,6 +146,41 @@ def test_exception_inside_recorder_leaves_an_incomplete_bundle(tmp_path):
     assert len(bundle.stream("sli")) == 1
 
 
+@pytest.mark.parametrize("finish", ["seal", "close_incomplete"])
+def test_a_held_stream_reaches_the_disk_only_when_the_bundle_is_finished(tmp_path, finish):
+    """The runner holds `schedule` so an agent cannot read it live; the finished bundle must be
+    byte for byte the one an unheld recorder writes, digests included."""
+    records = [
+        {"fault_id": "f01", "inject_at": 0.0, "revert_at": 300.0, "culprits": ["cart"]},
+        {"fault_id": "f02", "inject_at": 60.0, "revert_at": 400.0, "culprits": ["ad"]},
+    ]
+    held = Recorder(tmp_path / "held", MANIFEST, hold=("schedule",))
+    plain = Recorder(tmp_path / "plain", MANIFEST)
+    for recorder in (held, plain):
+        for record in records:
+            recorder.append("schedule", dict(record))
+        recorder.append("sli", {"t": 0.0, "q": 1.0, "e": 0.0, "l": 0.0})
+    assert (tmp_path / "held" / "schedule.jsonl").read_bytes() == b""  # live: nothing to read
+    assert (tmp_path / "held" / "sli.jsonl").read_bytes() != b""  # others still flushed at once
+    for recorder in (held, plain):
+        recorder.seal() if finish == "seal" else recorder.close_incomplete("stopped")
+    for name in ("schedule.jsonl", "sli.jsonl", "manifest.json"):
+        assert (tmp_path / "held" / name).read_bytes() == (tmp_path / "plain" / name).read_bytes()
+    bundle = read_bundle(tmp_path / "held", allow_incomplete=True)
+    assert bundle.stream("schedule") == records
+
+
+def test_a_held_record_is_frozen_when_appended_and_unknown_held_streams_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="unknown bundle stream"):
+        Recorder(tmp_path / "bad", MANIFEST, hold=("answers",))
+    recorder = Recorder(tmp_path / "run", MANIFEST, hold=("schedule",))
+    record = {"fault_id": "f01", "inject_at": 0.0, "revert_at": 300.0}
+    recorder.append("schedule", record)
+    record["revert_at"] = 1.0  # the caller keeps its dict; what was appended is what is written
+    recorder.seal()
+    assert read_bundle(tmp_path / "run").stream("schedule")[0]["revert_at"] == 300.0
+
+
 def test_clean_exit_of_the_context_seals(tmp_path):
     with Recorder(tmp_path / "run", MANIFEST) as recorder:
         recorder.append("sli", {"t": 0.0, "q": 1.0, "e": 0.0, "l": 0.0})

@@ -1,8 +1,17 @@
 """Write a run's evidence as it happens, so that any interruption still leaves a bundle.
 
-Every record is written and flushed the moment it is appended and only running hashes are kept,
-so a 90-minute run costs constant memory and a killed process loses at most the line being
-written. The manifest is written at start (status `running`) and rewritten atomically at the end.
+Every record of an ordinary stream is written and flushed the moment it is appended and only
+running hashes are kept, so a 90-minute run costs constant memory and a killed process loses at
+most the line being written. The manifest is written at start (status `running`) and rewritten
+atomically at the end.
+
+The one exception is a *held* stream (`Recorder(..., hold=("schedule",))`): its records are kept
+in memory and written only when the bundle is sealed or closed incomplete. The schedule is the
+answer key; written live, any process that can read the output folder during the run (an agent,
+whatever its sandbox) could read every culprit and remedy. Holding it trades the flush-per-record
+promise for that one stream only: a clean seal, Ctrl-C, SIGTERM or an error still writes it, a
+SIGKILL loses it (the bundle then stays `running`, unscoreable anyway). Its file exists, empty,
+from the start, so a running bundle has the same set of files as before.
 """
 
 from __future__ import annotations
@@ -37,22 +46,41 @@ _READ_ONLY = stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
 
 
 class _StreamWriter:
-    """One append-only JSONL file with the hashes the manifest needs, updated per line."""
+    """One append-only JSONL file with the hashes the manifest needs, updated per line.
 
-    def __init__(self, path: Path) -> None:
+    A held writer keeps its records in memory until `release()`; the hashes only ever cover what
+    is on disk, so the manifest cannot vouch for a line that was never written."""
+
+    def __init__(self, path: Path, *, held: bool = False) -> None:
         self.path = path
         self.handle: IO[bytes] = path.open("xb")
         self.file_hash = hashlib.sha256()
         self.content_hash = hashlib.sha256()
         self.lines = 0
         self.size = 0
+        self.held: list[tuple[bytes, bytes]] | None = [] if held else None
 
-    def write(self, record: dict[str, Any]) -> None:
-        line = (canonical_json(record) + "\n").encode()
+    def append(self, record: dict[str, Any]) -> None:
+        """Write now, or keep for `release()` when held. A held record is serialised now, so a
+        bad record is refused when appended and a later change to the caller's dict (the runner
+        keeps the same dicts for its own bookkeeping) cannot alter what is written."""
+        line = (canonical_json(record) + "\n").encode(), content_line(record)
+        if self.held is None:
+            self._write(*line)
+        else:
+            self.held.append(line)
+
+    def release(self) -> None:
+        """Write every held record, in append order (a no-op for an ordinary stream)."""
+        held, self.held = self.held or [], None
+        for line in held:
+            self._write(*line)
+
+    def _write(self, line: bytes, content: bytes) -> None:
         self.handle.write(line)
         self.handle.flush()
         self.file_hash.update(line)
-        self.content_hash.update(content_line(record))
+        self.content_hash.update(content)
         self.lines += 1
         self.size += len(line)
 
@@ -64,7 +92,9 @@ class Recorder:
     """Records one run into `directory` (created; must not exist or be empty).
 
     Use as a context manager: a clean exit seals the bundle, an exception (including
-    KeyboardInterrupt) closes it as incomplete with the exception as the reason. With `sign_key`
+    KeyboardInterrupt) closes it as incomplete with the exception as the reason. Streams named in
+    `hold` are kept in memory and written at sealing or closing (see the module docstring): the
+    runner holds `schedule`, so ground truth is not on disk while an agent can look. With `sign_key`
     (an Ed25519 private key) sealing also signs the final manifest (`signature.json`); an
     incomplete bundle is never signed, since it is not evidence anyone should vouch for.
     """
@@ -75,8 +105,11 @@ class Recorder:
         manifest: dict[str, Any],
         *,
         sign_key: Ed25519PrivateKey | None = None,
+        hold: tuple[str, ...] = (),
     ) -> None:
         _check_sign_key(sign_key)
+        for stream in hold:
+            check_stream(stream)
         missing = [name for name in REQUIRED_MANIFEST_FIELDS if name not in manifest]
         if missing:
             raise ValueError(f"bundle manifest lacks required field(s): {', '.join(missing)}")
@@ -99,7 +132,9 @@ class Recorder:
         self.directory.mkdir(parents=True, exist_ok=True)
         self._base = dict(manifest)
         self._sign_key = sign_key
-        self._writers = {s: _StreamWriter(self.directory / file_name(s)) for s in STREAMS}
+        self._writers = {
+            s: _StreamWriter(self.directory / file_name(s), held=s in hold) for s in STREAMS
+        }
         self._state = "running"
         self._write_manifest({"status": "running", "complete": False, "sealed": False})
 
@@ -108,13 +143,14 @@ class Recorder:
         return self.directory
 
     def append(self, stream: str, record: dict[str, Any]) -> None:
-        """Write one record to `stream` now (flushed); refuses after the bundle is closed."""
+        """Write one record to `stream` now (flushed), or keep it until the bundle is finished if
+        the stream is held; refuses after the bundle is closed."""
         check_stream(stream)
         if not isinstance(record, dict):
             raise ValueError(f"a {stream} record must be a dict, got {type(record).__name__}")
         if self._state != "running":
             raise BundleError(f"bundle {self.directory} is already {self._state}; cannot append")
-        self._writers[stream].write(record)
+        self._writers[stream].append(record)
 
     def seal(self, sign_key: Ed25519PrivateKey | None = None) -> str:
         """Finish a complete run: hashes into the manifest, files read-only; returns the
@@ -169,7 +205,9 @@ class Recorder:
             raise BundleError(f"bundle {self.directory} is already {self._state}")
 
     def _finish(self) -> str:
+        """Write the held streams, close every file and return the content digest."""
         for writer in self._writers.values():
+            writer.release()
             writer.handle.close()
         return combine_stream_digests(
             {s: self._writers[s].content_hash.hexdigest() for s in DETERMINISTIC_STREAMS}
