@@ -36,15 +36,15 @@ class AlwaysRaises:
 
 class FailsOnce:
     name = "fails-once"
-    description = "an agent whose first invocation crashes"
+    description = "an agent whose second invocation crashes"
 
     def __init__(self):
         self.calls = 0
 
     def invoke(self, ctx):
         self.calls += 1
-        if self.calls == 1:
-            raise RuntimeError("cold start")
+        if self.calls == 2:
+            raise RuntimeError("hiccup")
 '''
 GRID = ["--marathon-app=boutique", "--marathon-scenario=short-5", "-p", "no:cacheprovider"]
 DOWN_ID = "marathon[boutique-AlwaysRaises-seed1-short-5]"
@@ -106,13 +106,13 @@ def test_one_failed_invocation_passes_by_default_and_fails_with_no_tolerance(
 
     (run,) = json.loads((pytester.path / "results.json").read_text())["runs"]
     assert run["invocations"] == {"crash": 1, "ok": 16}
-    assert run["first_failed_invocation"]["status"] == "crash"
+    assert run["first_failed_invocation"] == {"n": 2, "status": "crash", "detail": "RuntimeError: hiccup"}
 
     strict = pytester.runpytest_subprocess(*args, "--marathon-max-failed-invocations=0", "-rf")
     strict.assert_outcomes(failed=1)
     strict.stdout.fnmatch_lines(
         ["1 of 17 invocations did not end ok (6%, above the 0% allowed by "
-         "--marathon-max-failed-invocations); first: invocation 1 crash: RuntimeError: cold start"]
+         "--marathon-max-failed-invocations); first: invocation 2 crash: RuntimeError: hiccup"]
     )
 
 
