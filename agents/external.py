@@ -80,8 +80,8 @@ class CommandAgent:
     def __init__(self, command: Sequence[str]) -> None:
         if not command:
             raise ValueError('cmd agent: empty command line; use cmd:"<program> <args>"')
-        self.command = list(command)
-        self.name = f"cmd:{shlex.join(self.command)}"
+        self.name = f"cmd:{shlex.join(command)}"
+        self.command = [_program(command[0]), *command[1:]]
 
     @classmethod
     def from_command_line(cls, line: str) -> CommandAgent:
@@ -98,6 +98,25 @@ class CommandAgent:
         )
         _keep_log(ctx, outcome)
         return usage_from(outcome)
+
+
+def _program(program: str) -> str:
+    """The program of a `cmd:` line, checked now so a typo stops the run before it starts instead
+    of recording every invocation as an error.
+
+    A bare name must be found on PATH (and is left for PATH to resolve at each invocation). A path
+    must be an executable file; a relative one is taken from the current directory, as the user
+    typed it, and made absolute, since the program runs with its workspace as cwd."""
+    if os.sep not in program and not (os.altsep and os.altsep in program):
+        if shutil.which(program) is None:
+            raise AgentUnavailable(f"cmd agent: program {program!r} is not found on PATH")
+        return program
+    path = Path(program).expanduser().absolute()
+    if not path.is_file():
+        raise AgentUnavailable(f"cmd agent: program {program!r} does not exist (looked at {path})")
+    if not os.access(path, os.X_OK):
+        raise AgentUnavailable(f"cmd agent: program {program!r} is not executable")
+    return str(path)
 
 
 def _keep_log(ctx: InvocationContext, outcome: ProcessOutcome) -> None:

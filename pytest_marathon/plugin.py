@@ -16,7 +16,7 @@ import pytest
 
 from pytest_marathon.fixtures import marathon, marathon_backend, marathon_orchestrator
 from pytest_marathon.plugin_options import SETTINGS, MarathonSettings, add_options, read_settings
-from pytest_marathon.results import MarathonResult
+from pytest_marathon.results import MarathonResult, invocation_failure
 
 __all__ = ["marathon", "marathon_backend", "marathon_orchestrator"]
 
@@ -83,7 +83,14 @@ class MarathonItem(pytest.Item):
         for name in sorted(result.metrics):
             value = result.metrics[name]
             self.user_properties.append((name, "" if value is None else value))
+        self.user_properties.append(("invocations_ok", result.invocations_ok))
+        self.user_properties.append(("invocations_failed", result.invocations_failed))
         problems = _threshold_failures(settings, result)
+        invocations = invocation_failure(
+            result, settings.max_failed_invocations, "--marathon-max-failed-invocations"
+        )
+        if invocations is not None:
+            problems.insert(0, invocations)
         compared = self.config.stash.get(COMPARED, None)
         if compared is not None and settings.compare_fail:
             from pytest_marathon.storage import regressions

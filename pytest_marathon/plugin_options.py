@@ -23,6 +23,7 @@ from pytest_marathon.config import (
     available_scenarios,
     parse_seeds,
 )
+from pytest_marathon.results import DEFAULT_MAX_FAILED_INVOCATIONS, parse_failure_fraction
 from pytest_marathon.storage import CompareRule, StorageError, parse_compare_rule
 
 # (option, ini name, ini type, help); repeatable options are ini line lists
@@ -49,6 +50,13 @@ _OPTIONS: tuple[tuple[str, str, str, str], ...] = (
         "marathon_max_degradation",
         "string",
         "fail a run whose degradation level (%% of the no-action run) exceeds this",
+    ),
+    (
+        "--marathon-max-failed-invocations",
+        "marathon_max_failed_invocations",
+        "string",
+        "fail a run when more than this share of its invocations did not end ok: a percentage "
+        "(25%%) or a fraction (0.25); default 25%%",
     ),
     (
         "--marathon-bundle-dir",
@@ -110,6 +118,8 @@ class MarathonSettings:
     max_risk: float | None
     max_degradation: float | None
     bundle_dir: Path
+    #: Share (0..1) of a run's invocations that may end other than `ok` before its item fails.
+    max_failed_invocations: float
     cache_dir: Path
     storage_dir: Path
     json_path: Path | None
@@ -208,6 +218,7 @@ def read_settings(config: pytest.Config) -> MarathonSettings:
         max_risk=_number(config, "marathon_max_risk", "--marathon-max-risk"),
         max_degradation=_number(config, "marathon_max_degradation", "--marathon-max-degradation"),
         bundle_dir=_path(here, _value(config, "marathon_bundle_dir")) or marathon_dir / "bundles",
+        max_failed_invocations=_failure_fraction(config),
         cache_dir=marathon_dir / "noop",
         storage_dir=marathon_dir / "saved",
         json_path=_path(here, _value(config, "marathon_json")),
@@ -261,6 +272,14 @@ def _number(config: pytest.Config, ini: str, option: str) -> float | None:
         return float(raw)
     except ValueError:
         raise pytest.UsageError(f"{option}: {raw!r} is not a number") from None
+
+
+def _failure_fraction(config: pytest.Config) -> float:
+    raw = _value(config, "marathon_max_failed_invocations") or DEFAULT_MAX_FAILED_INVOCATIONS
+    try:
+        return parse_failure_fraction(raw)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--marathon-max-failed-invocations: {exc}") from None
 
 
 def _path(here: Path, raw: str | None) -> Path | None:

@@ -75,6 +75,12 @@ class MarathonResult:
     complete: bool = True
     noop_bundle: Path | None = None
     score_report: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    #: Invocations by how they ended (`ok`, `timeout`, `crash`, `error`), from the scorer's
+    #: `diagnostics.invocation_outcomes`: a run whose agent never worked must be visible as such.
+    invocations: Mapping[str, int] = field(default_factory=dict)
+    #: The first invocation that did not end `ok` ({"n", "status", "detail"}), read from the
+    #: bundle's `invocations` stream, so a failed verdict can say what went wrong.
+    first_failed_invocation: Mapping[str, Any] | None = None
 
     @property
     def score(self) -> float:
@@ -83,6 +89,18 @@ class MarathonResult:
     @property
     def run_id(self) -> str:
         return self.bundle.name
+
+    @property
+    def invocations_total(self) -> int:
+        return sum(self.invocations.values())
+
+    @property
+    def invocations_ok(self) -> int:
+        return int(self.invocations.get("ok", 0))
+
+    @property
+    def invocations_failed(self) -> int:
+        return self.invocations_total - self.invocations_ok
 
     def outcome_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -103,6 +121,10 @@ class MarathonResult:
             "metrics": {name: self.metrics.get(name) for name in sorted(self.metrics)},
             "outcomes": self.outcome_counts(),
             "faults": [vars(fault) for fault in self.faults],
+            "invocations": dict(sorted(self.invocations.items())),
+            "first_failed_invocation": (
+                None if self.first_failed_invocation is None else dict(self.first_failed_invocation)
+            ),
         }
 
     @classmethod
@@ -129,6 +151,8 @@ class MarathonResult:
             complete=complete,
             noop_bundle=noop_bundle,
             score_report=score,
+            invocations=invocations_from_score(score),
+            first_failed_invocation=first_failed_invocation(bundle),
         )
 
     @classmethod
@@ -144,6 +168,8 @@ class MarathonResult:
             faults=tuple(FaultOutcome(**fault) for fault in data.get("faults", ())),
             complete=bool(data.get("complete", True)),
             noop_bundle=Path(data["noop_bundle"]) if data.get("noop_bundle") else None,
+            invocations={str(k): int(v) for k, v in (data.get("invocations") or {}).items()},
+            first_failed_invocation=data.get("first_failed_invocation"),
         )
 
 
@@ -166,6 +192,77 @@ def metrics_from_score(score: Mapping[str, Any]) -> dict[str, float | None]:
         "tokens": _num(cost.get("tokens")),
         "cost_usd": _num(cost.get("usd")),
     }
+
+
+def invocations_from_score(score: Mapping[str, Any]) -> dict[str, int]:
+    """Invocation counts by status, as the scorer tallied them (docs/score-json.md,
+    `diagnostics.invocation_outcomes`); empty when the score predates that field."""
+    counts = (score.get("diagnostics") or {}).get("invocation_outcomes") or {}
+    return {str(status): int(n) for status, n in sorted(counts.items())}
+
+
+def first_failed_invocation(bundle: Path) -> dict[str, Any] | None:
+    """The first `invocations` record of the bundle whose status is not `ok`, trimmed to what a
+    one-line verdict needs. The scorer only counts statuses; the cause lives in the bundle."""
+    from pytest_marathon.bundle import BundleError, read_bundle
+
+    try:
+        records = read_bundle(bundle, allow_incomplete=True).stream("invocations")
+    except (BundleError, OSError, ValueError):
+        return None
+    for record in records:
+        status = str(record.get("status") or "ok")
+        if status != "ok":
+            return {"n": record.get("n"), "status": status, "detail": str(record.get("detail") or "")}
+    return None
+
+
+def parse_failure_fraction(raw: str | float) -> float:
+    """`25%` or `0.25` as the fraction 0.25; ValueError (saying what is accepted) otherwise.
+
+    A percentage and a fraction are both natural to type; a bare number above 1 is refused rather
+    than guessed at, since `25` could mean either 25 % or "25 invocations"."""
+    text = str(raw).strip()
+    try:
+        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        value = math.nan
+    if not 0.0 <= value <= 1.0:  # also refuses nan
+        raise ValueError(
+            f"{raw!r} is not a share of invocations; give a percentage such as 25% or a "
+            "fraction between 0 and 1 such as 0.25"
+        )
+    return value
+
+
+DEFAULT_MAX_FAILED_INVOCATIONS = "25%"
+_DETAIL_CLIP = 160
+
+
+def invocation_failure(result: MarathonResult, max_failed: float, option: str) -> str | None:
+    """The one-line verdict when more than `max_failed` (a fraction) of the run's invocations did
+    not end `ok`, else None. A run scored on an agent that never ran is not a result about the
+    agent, so it must not pass as one; a few failures (a timeout now and then) are tolerated."""
+    total, failed = result.invocations_total, result.invocations_failed
+    if total == 0 or failed / total <= max_failed:
+        return None
+    line = (
+        f"{failed} of {total} invocations did not end ok ({failed / total:.0%}, above the "
+        f"{max_failed:.0%} allowed by {option})"
+    )
+    first = result.first_failed_invocation
+    if first:
+        detail = " ".join(str(first.get("detail") or "").split())
+        if len(detail) > _DETAIL_CLIP:
+            detail = detail[: _DETAIL_CLIP - 3] + "..."
+        line += f"; first: invocation {first.get('n')} {first.get('status')}"
+        line += f": {detail}" if detail else ""
+    return line
+
+
+def format_invocations(ok: int, total: int) -> str:
+    """`43/45` (ok of all), or a dash for a run that recorded no invocation."""
+    return f"{ok}/{total}" if total else "-"
 
 
 def faults_from_score(score: Mapping[str, Any]) -> tuple[FaultOutcome, ...]:
@@ -202,6 +299,9 @@ class LeaderboardRow:
     app: str
     runs: int
     means: Mapping[str, float | None]
+    #: Invocations that ended `ok`, and all invocations, summed over the row's runs.
+    invocations_ok: int = 0
+    invocations_total: int = 0
 
 
 def leaderboard(results: Iterable[MarathonResult]) -> list[LeaderboardRow]:
@@ -218,21 +318,39 @@ def leaderboard(results: Iterable[MarathonResult]) -> list[LeaderboardRow]:
         for name in METRICS:
             values = [r.metrics.get(name) for r in runs if r.metrics.get(name) is not None]
             means[name] = round(statistics.fmean(values), 6) if values else None
-        rows.append(LeaderboardRow(agent, app, len(runs), means))
+        rows.append(
+            LeaderboardRow(
+                agent,
+                app,
+                len(runs),
+                means,
+                invocations_ok=sum(r.invocations_ok for r in runs),
+                invocations_total=sum(r.invocations_total for r in runs),
+            )
+        )
     rows.sort(key=lambda row: (-(row.means["score"] or 0.0), row.agent, row.app))
     return rows
 
 
+def leaderboard_header() -> list[str]:
+    return ["Agent", "App", "Runs", *(title for title, _, _ in LEADERBOARD_COLUMNS), "Inv ok"]
+
+
+def leaderboard_cells(row: LeaderboardRow) -> list[str]:
+    """A row as text cells (terminal and HTML report alike); `Inv ok` is summed, not a mean, so
+    a reader sees how many invocations the means rest on."""
+    cells = [row.agent, row.app, str(row.runs)]
+    for _, name, fmt in LEADERBOARD_COLUMNS:
+        value = row.means.get(name)
+        cells.append("-" if value is None else fmt.format(value))
+    cells.append(format_invocations(row.invocations_ok, row.invocations_total))
+    return cells
+
+
 def format_leaderboard(rows: list[LeaderboardRow]) -> str:
     """The paper's Table 2 shape as fixed-width text; a dash where no run reached the stage."""
-    header = ["Agent", "App", "Runs", *(title for title, _, _ in LEADERBOARD_COLUMNS)]
-    body = []
-    for row in rows:
-        cells = [row.agent, row.app, str(row.runs)]
-        for _, name, fmt in LEADERBOARD_COLUMNS:
-            value = row.means.get(name)
-            cells.append("-" if value is None else fmt.format(value))
-        body.append(cells)
+    header = leaderboard_header()
+    body = [leaderboard_cells(row) for row in rows]
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
 
     def render(cells: list[str]) -> str:
@@ -255,7 +373,14 @@ def write_results_json(
         "info": dict(info),
         "runs": [result.to_json() for result in ordered],
         "leaderboard": [
-            {"agent": row.agent, "app": row.app, "runs": row.runs, "means": dict(row.means)}
+            {
+                "agent": row.agent,
+                "app": row.app,
+                "runs": row.runs,
+                "means": dict(row.means),
+                "invocations_ok": row.invocations_ok,
+                "invocations_total": row.invocations_total,
+            }
             for row in leaderboard(ordered)
         ],
     }

@@ -18,9 +18,10 @@ from pytest_marathon.bundle import read_bundle
 from pytest_marathon.config import RunConfig
 from pytest_marathon.report.figures import outcomes_png, timeline_png
 from pytest_marathon.results import (
-    LEADERBOARD_COLUMNS,
     MarathonResult,
     leaderboard,
+    leaderboard_cells,
+    leaderboard_header,
 )
 from pytest_marathon.run.baseline import NOOP_AGENT, baseline_path_for
 
@@ -30,13 +31,7 @@ __all__ = ["result_from_bundle", "write_report"]
 def write_report(path: Path, results: Iterable[MarathonResult], title: str = "") -> None:
     runs = sorted(results, key=lambda r: (r.agent, r.app, r.scenario, r.seed))
     sections = [_section(result) for result in runs]
-    rows = []
-    for row in leaderboard(runs):
-        cells = [row.agent, row.app, str(row.runs)]
-        for _, name, fmt in LEADERBOARD_COLUMNS:
-            value = row.means.get(name)
-            cells.append("-" if value is None else fmt.format(value))
-        rows.append(cells)
+    rows = [leaderboard_cells(row) for row in leaderboard(runs)]
     outcome_rows = [(section["id"], result.outcome_counts()) for section, result in
                     zip(sections, runs)]
     template = jinja2.Environment(autoescape=True).from_string(
@@ -45,7 +40,7 @@ def write_report(path: Path, results: Iterable[MarathonResult], title: str = "")
     html = template.render(
         title=title or "pytest-marathon report",
         release=RELEASE,
-        columns=["Agent", "App", "Runs", *(title for title, _, _ in LEADERBOARD_COLUMNS)],
+        columns=leaderboard_header(),
         leaderboard=rows,
         outcomes_png=_b64(outcomes_png(outcome_rows)),
         runs=sections,

@@ -15,6 +15,12 @@ from pytest_marathon.config import (
     DEFAULT_DELTA_S,
     DEFAULT_SCENARIO,
 )
+from pytest_marathon.results import (
+    DEFAULT_MAX_FAILED_INVOCATIONS,
+    format_invocations,
+    invocation_failure,
+    parse_failure_fraction,
+)
 from pytest_marathon.run.baseline import DEFAULT_CACHE_DIR
 
 
@@ -39,6 +45,13 @@ def register(subparsers: Any) -> None:
         type=Path,
         metavar="FILE",
         help="sign the bundle with this Ed25519 private key (pytest-marathon keygen)",
+    )
+    run.add_argument(
+        "--max-failed-invocations",
+        default=DEFAULT_MAX_FAILED_INVOCATIONS,
+        metavar="SHARE",
+        help="exit 1 when more than this share of invocations did not end ok: a percentage (25%%)"
+        " or a fraction (0.25); default 25%%",
     )
     run.add_argument("--json", action="store_true", help="print the result as JSON")
     run.add_argument(
@@ -71,6 +84,10 @@ def _run(args: argparse.Namespace) -> int:
     if args.app not in available_apps():
         return _fail(f"unknown app {args.app!r}; choose one of: {', '.join(available_apps())}")
     try:
+        max_failed = parse_failure_fraction(args.max_failed_invocations)
+    except ValueError as exc:
+        return _fail(f"--max-failed-invocations: {exc}")
+    try:
         sign_key = None if args.sign_key is None else load_private_key(args.sign_key)
     except KeyFileError as exc:  # before anything runs or is written
         return _fail(f"--sign-key: {exc}")
@@ -102,6 +119,10 @@ def _run(args: argparse.Namespace) -> int:
         print(_summary(result))
         if args.alerts > 0:
             print(_alert_history(result.bundle, args.alerts))
+    verdict = invocation_failure(result, max_failed, "--max-failed-invocations")
+    if verdict is not None:  # the summary is still printed: the bundle is evidence either way
+        print(f"pytest-marathon: {verdict}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -116,6 +137,10 @@ def _summary(result: Any) -> str:
         "",
         "fault outcomes: "
         + (", ".join(f"{k} {v}" for k, v in result.outcome_counts().items()) or "no faults"),
+        f"invocations ok: {format_invocations(result.invocations_ok, result.invocations_total)}"
+        + "".join(
+            f", {status} {n}" for status, n in sorted(result.invocations.items()) if status != "ok"
+        ),
     ]
     return "\n".join(lines)
 
