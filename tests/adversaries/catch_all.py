@@ -13,8 +13,7 @@ from .common import (
     call_tool,
     cap_reached,
     cycle,
-    due,
-    file_incidents,
+    file_catch_all,
     rollout_history,
     workload_list,
 )
@@ -53,12 +52,9 @@ class CatchAllScope:
 
     def invoke(self, ctx: InvocationContext) -> InvocationUsage | None:
         state = load_state(ctx.workspace, f"catch-all-{self.incident_id}.json", {"next": 0})
-        ids = due(ctx, 0.0, state)
-        if ids is not None or not state.get("reported"):
-            failed = file_incidents(ctx.tools, [{"incident_id": self.incident_id, "alert_ids": ids or [], "status": "open"}])
-            state["reported"] = state.get("reported") or not failed
+        reported = file_catch_all(ctx, state, self.incident_id)
         workloads = workload_list(ctx.tools)
-        if state["reported"] and workloads:
+        if reported and workloads:
             for w in cycle(workloads, state["next"]):
                 _, outcome = blanket_action(ctx.tools, w, self.incident_id)
                 if cap_reached(outcome):

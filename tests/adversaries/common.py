@@ -30,6 +30,7 @@ __all__ = [
     "deployment",
     "due",
     "feature_flags",
+    "file_catch_all",
     "file_incidents",
     "rollout_history",
     "workload_list",
@@ -100,6 +101,16 @@ def due(ctx: InvocationContext, file_at: float, state: dict[str, Any]) -> list[s
         return None
     state["filed_ids"] = ids
     return ids
+
+
+def file_catch_all(ctx: InvocationContext, state: dict[str, Any], incident_id: str) -> bool:
+    """Keep one incident holding every alert so far (filed at once, even empty, so actions can
+    cite it); returns whether it has been reported."""
+    ids = due(ctx, 0.0, state)
+    if ids is not None or not state.get("reported"):
+        failed = file_incidents(ctx.tools, [{"incident_id": incident_id, "alert_ids": ids or [], "status": "open"}])
+        state["reported"] = state.get("reported") or not failed
+    return bool(state["reported"])
 
 
 def cycle(items: Sequence[str], start: int) -> Iterator[str]:

@@ -16,9 +16,8 @@ from .common import (
     container,
     cycle,
     deployment,
-    due,
     feature_flags,
-    file_incidents,
+    file_catch_all,
     workload_list,
 )
 
@@ -84,12 +83,9 @@ class NoopRepair:
 
     def invoke(self, ctx: InvocationContext) -> InvocationUsage | None:
         state = load_state(ctx.workspace, f"noop-{self.incident_id}.json", {"next": 0})
-        ids = due(ctx, 0.0, state)
-        if ids is not None or not state.get("reported"):
-            failed = file_incidents(ctx.tools, [{"incident_id": self.incident_id, "alert_ids": ids or [], "status": "open"}])
-            state["reported"] = state.get("reported") or not failed
+        reported = file_catch_all(ctx, state, self.incident_id)
         workloads = workload_list(ctx.tools)
-        if state["reported"] and workloads:
+        if reported and workloads:
             order = list(cycle(workloads, state["next"]))
             run_noops(ctx.tools, noop_calls(ctx.tools, order, self.kinds), self.incident_id, self.limit)
             state["next"] = (state["next"] + 1) % len(workloads)
