@@ -12,13 +12,13 @@ import stat
 from pathlib import Path
 
 import pytest
+from bundle_rewrite import rerecord
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519, rsa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_marathon.bundle import (
-    STREAMS,
     BundleError,
     Recorder,
     load_private_key,
@@ -69,16 +69,11 @@ def _forge(source: Path, target: Path, *, keep_signature: bool) -> Path:
     """What someone without the private key can do: rewrite a stream (here: the degradation
     halved), re-record the bundle so that every digest of the manifest is right again, and
     keep the original signature file (or drop it)."""
-    original = read_bundle(source)
-    reserved = {"schema_version", "status", "complete", "sealed", "files", "content_digest",
-                "manifest_digest", "incomplete_reason"}
-    manifest = {k: v for k, v in original.manifest.items() if k not in reserved}
-    with Recorder(target, manifest) as recorder:
-        for stream in STREAMS:
-            for record in original.stream(stream):
-                if stream == "sli":
-                    record = {**record, "e": record["e"] / 2}
-                recorder.append(stream, record)
+    rerecord(
+        source,
+        target,
+        lambda stream, record: {**record, "e": record["e"] / 2} if stream == "sli" else record,
+    )
     if keep_signature:
         shutil.copyfile(source / "signature.json", target / "signature.json")
     return target

@@ -7,15 +7,15 @@ progress when the tool answers, so only the runner's later completion record can
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from bundle_rewrite import rerecord
 from filelock import FileLock
 
-from pytest_marathon.bundle import STREAMS, Recorder, read_bundle
+from pytest_marathon.bundle import read_bundle
 from pytest_marathon.config import RunConfig
 from pytest_marathon.runner import record_marathon
 from pytest_marathon.scoring import score_bundle
@@ -120,16 +120,7 @@ def test_the_completion_record_follows_its_rollout_and_names_its_intervention(
 
 def _rerecord(source: Path, target: Path, keep: Any) -> Path:
     """A new sealed bundle holding source's records for which keep(stream, record) is true."""
-    original = read_bundle(source)
-    reserved = {"schema_version", "status", "complete", "sealed", "files", "content_digest",
-                "manifest_digest", "incomplete_reason"}
-    manifest = {k: v for k, v in original.manifest.items() if k not in reserved}
-    with Recorder(target, manifest) as recorder:
-        for stream in STREAMS:
-            for record in original.stream(stream):
-                if keep(stream, record):
-                    recorder.append(stream, json.loads(json.dumps(record)))
-    return target
+    return rerecord(source, target, lambda stream, record: record if keep(stream, record) else None)
 
 
 def test_the_scorer_credits_the_repair_only_through_the_completion_record(

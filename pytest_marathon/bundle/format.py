@@ -35,6 +35,20 @@ STREAMS = (
 DETERMINISTIC_STREAMS = STREAMS[:-1]
 
 REQUIRED_MANIFEST_FIELDS = ("release", "app", "scenario", "seed", "agent")
+#: Manifest fields the recorder sets itself; a caller's manifest must not hold them, and a
+#: copy of a bundle's manifest drops them before it is recorded again.
+RECORDER_FIELDS = frozenset(
+    {
+        "schema_version",
+        "status",
+        "complete",
+        "sealed",
+        "files",
+        "content_digest",
+        "manifest_digest",
+        "incomplete_reason",
+    }
+)
 
 
 class BundleError(Exception):

@@ -28,6 +28,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from .format import (
     DETERMINISTIC_STREAMS,
     MANIFEST,
+    RECORDER_FIELDS,
     REQUIRED_MANIFEST_FIELDS,
     SCHEMA_VERSION,
     STREAMS,
@@ -113,16 +114,7 @@ class Recorder:
         missing = [name for name in REQUIRED_MANIFEST_FIELDS if name not in manifest]
         if missing:
             raise ValueError(f"bundle manifest lacks required field(s): {', '.join(missing)}")
-        reserved = {
-            "schema_version",
-            "status",
-            "complete",
-            "sealed",
-            "files",
-            "content_digest",
-            "manifest_digest",
-            "incomplete_reason",
-        } & set(manifest)
+        reserved = RECORDER_FIELDS & set(manifest)
         if reserved:
             raise ValueError(f"bundle manifest field(s) {sorted(reserved)} are set by the recorder")
         canonical_json(manifest)  # refuse unserialisable manifests before touching the disk
