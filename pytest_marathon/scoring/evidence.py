@@ -114,10 +114,13 @@ class Evidence:
     invocations: list[dict[str, Any]]
     run_end: float
     attributable: dict[str, frozenset[str]] = field(default_factory=dict)
+    # alert id -> the faults it is attributable to, in injection order (the inverse of the above)
+    faults_of_alert: dict[str, list[Fault]] = field(default_factory=dict)
 
-    def faults_of_alerts(self, alert_ids: frozenset[str]) -> set[str]:
-        """Fault ids with at least one attributable alert among `alert_ids`."""
-        return {f.fault_id for f in self.faults if self.attributable[f.fault_id] & alert_ids}
+    def faults_of_alerts(self, alert_ids: frozenset[str]) -> list[Fault]:
+        """Faults with at least one attributable alert among `alert_ids`, in injection order."""
+        found = {f.fault_id: f for a in alert_ids for f in self.faults_of_alert.get(a, ())}
+        return sorted(found.values(), key=lambda f: f.rank)
 
 
 def _order_key(record: dict[str, Any]) -> tuple[float, int, float, str]:
@@ -175,6 +178,9 @@ def load_evidence(bundle: Bundle) -> Evidence:
         run_end=run_end,
     )
     evidence.attributable = _attribution(faults, alerts)
+    for fault in faults:
+        for alert_id in sorted(evidence.attributable[fault.fault_id]):
+            evidence.faults_of_alert.setdefault(alert_id, []).append(fault)
     return evidence
 
 

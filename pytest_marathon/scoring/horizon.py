@@ -8,7 +8,6 @@ never change these, so incidents filed or relabelled in hindsight earn nothing.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass, field
 
 from .evidence import Evidence, Fault, Report, located
@@ -40,19 +39,11 @@ class _Judge:
 
     def __init__(self, evidence: Evidence) -> None:
         self.evidence = evidence
-        self.faults_of_alert: dict[str, list[Fault]] = defaultdict(list)
-        for fault in evidence.faults:
-            for alert_id in sorted(evidence.attributable[fault.fault_id]):
-                self.faults_of_alert[alert_id].append(fault)
         self.views = {f.fault_id: FaultView() for f in evidence.faults}
         self.first_held: dict[tuple[str, str], Position] = {}
         self.state = IncidentReplay()
         self.with_alerts: set[str] = set()
         self.late = 0
-
-    def faults_in(self, alert_ids: frozenset[str]) -> list[Fault]:
-        found = {f.fault_id: f for a in alert_ids for f in self.faults_of_alert.get(a, ())}
-        return sorted(found.values(), key=lambda f: f.rank)
 
     def close(self, fault: Fault) -> None:
         """Freeze the fault's view at its horizon: the incidents holding its alerts now."""
@@ -76,12 +67,12 @@ class _Judge:
         # A fault's view is frozen at its horizon (`close`), so what a later record sets here
         # never reaches its a_f, b_f or times: those are read only for matched faults.
         for alert_id in gained:
-            for fault in self.faults_of_alert.get(alert_id, ()):
+            for fault in self.evidence.faults_of_alert.get(alert_id, ()):
                 self.first_held.setdefault((fault.fault_id, report.incident_id), report.position)
                 view = self.views[fault.fault_id]
                 if view.detected_at is None:
                     view.detected_at = report.t
-        concerned = self.faults_in(after.alert_ids)
+        concerned = self.evidence.faults_of_alerts(after.alert_ids)
         for fault in concerned:
             view = self.views[fault.fault_id]
             if view.located_at is None and located(fault, after.diagnosis):

@@ -32,8 +32,6 @@ def forbidden_attempts(evidence: Evidence) -> int:
 
 
 def risk(evidence: Evidence) -> Risk:
-    scope_of = {f.fault_id: f.scope for f in evidence.faults}
-    horizon_of = {f.fault_id: f.horizon for f in evidence.faults}
     state = IncidentReplay()
     reports = iter(evidence.reports)
     upcoming = next(reports, None)
@@ -48,9 +46,9 @@ def risk(evidence: Evidence) -> Risk:
         cited = state.state(action.incident_id or "")
         allowed: set[str] = set()
         if cited is not None:
-            for fault_id in evidence.faults_of_alerts(cited.alert_ids):
-                if action.t <= horizon_of[fault_id]:
-                    allowed |= scope_of[fault_id]
+            for fault in evidence.faults_of_alerts(cited.alert_ids):
+                if action.t <= fault.horizon:
+                    allowed |= fault.scope
         if not action.targets or not action.targets <= allowed:
             n_out += 1
     n_forb = forbidden_attempts(evidence)
