@@ -171,6 +171,7 @@ class Actions:
         if matching is not None:
             # what `kubectl rollout undo` answers: "skipped rollback (current template already
             # matches revision N)" -- it compares the templates ignoring pod-template-hash
+            # (kubernetes/kubectl pkg/polymorphichelpers/rollback.go, `equalIgnoreHash`)
             return self._unchanged("rollback_service", target, (target,), args, params,
                                    f"skipped rollback: the running template of {target} already matches "
                                    f"revision {matching}", _revision(deployment))
