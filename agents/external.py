@@ -94,7 +94,8 @@ class CommandAgent:
     def invoke(self, ctx: InvocationContext) -> InvocationUsage | None:
         env = {**os.environ, **write_invocation_files(ctx)}
         outcome = run_process_invocation(
-            self.command, cwd=ctx.workspace, env=env, budget_s=remaining_budget(ctx)
+            self.command, cwd=ctx.workspace, env=env, budget_s=remaining_budget(ctx),
+            sandbox=ctx.sandbox,
         )
         _keep_log(ctx, outcome)
         return usage_from(outcome)
@@ -219,7 +220,9 @@ class _CliPreset:
         # The shell only redirects the CLI's whole answer to a file (the process tail is short).
         argv = ["/bin/sh", "-c", 'exec "$@" > "$MARATHON_OUTPUT"', "sh", *self.argv(ctx, prompt, output)]
         env["MARATHON_OUTPUT"] = str(output)
-        outcome = run_process_invocation(argv, cwd=ctx.workspace, env=env, budget_s=remaining_budget(ctx))
+        outcome = run_process_invocation(
+            argv, cwd=ctx.workspace, env=env, budget_s=remaining_budget(ctx), sandbox=ctx.sandbox
+        )
         _keep_log(ctx, outcome)
         text, usage = self.final_text(output) if output.exists() else ("", InvocationUsage())
         detail = usage_from(outcome).detail

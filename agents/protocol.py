@@ -56,6 +56,9 @@ class InvocationContext:
     workspace: Path
     budget_s: float
     deadline: float
+    #: How the run confines the agent's processes (`pytest_marathon.isolation.Sandbox`), for
+    #: `run_process_invocation`; None for an agent whose code runs in process.
+    sandbox: Any = None
     ground_truth: Sequence[Mapping[str, Any]] | None = None
     mcp_url: str | None = None
     mcp_command: Sequence[str] | None = None

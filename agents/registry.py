@@ -4,6 +4,10 @@ Accepted specs, tried in this order: `cmd:<command line>` (any program, run per 
 MCP), a built-in name, an entry point of group `pytest_marathon.agents` (how a third-party package
 ships an agent), and `module:Attr` (a class, a factory or an instance in an importable module).
 Built-ins are imported lazily so that listing agents never needs an external CLI.
+
+Plug-ins (entry points and `module:Attr`) are never imported here: their code runs in a child
+process (`pytest_marathon.isolation`), which imports and checks them (`load_plugin`) and
+describes them back; a bad spec is refused with the same one-line message either way.
 """
 
 from __future__ import annotations
@@ -77,7 +81,9 @@ def _choices() -> str:
 
 
 def resolve_agent(spec: str) -> Agent:
-    """The agent a spec names; ValueError naming the choices when it names none."""
+    """The agent a spec names; ValueError naming the choices when it names none.
+
+    A plug-in comes back as a `ChildAgent`: a handle on the child process its code runs in."""
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"empty agent spec; choose one of {_choices()}")
     spec = spec.strip()
@@ -88,18 +94,41 @@ def resolve_agent(spec: str) -> Agent:
     if spec in BUILT_INS:
         return _instantiate(BUILT_INS[spec].load(), spec)
     plugins = _plugin_entry_points()
-    if spec in plugins:
-        return _instantiate(plugins[spec].load(), spec)
-    if ":" in spec:
-        module_name, _, attr = spec.partition(":")
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as exc:
-            raise ValueError(f"agent {spec!r}: cannot import module {module_name!r}: {exc}") from exc
-        if not attr or not hasattr(module, attr):
-            raise ValueError(f"agent {spec!r}: module {module_name!r} has no attribute {attr!r}")
-        return _instantiate(getattr(module, attr), spec)
+    if spec in plugins or ":" in spec:
+        from pytest_marathon.isolation.plugin import ChildAgent
+
+        target = plugins[spec].value if spec in plugins else spec
+        return ChildAgent.describe(spec, target)
     raise ValueError(f"unknown agent {spec!r}; choose one of {_choices()}")
+
+
+def load_plugin(spec: str, target: str) -> Agent:
+    """Import a plug-in's `module:Attr` target (Attr may be dotted) and make its agent; errors
+    name the user's spec. Runs where the plug-in's code is meant to run: the child process."""
+    module_name, _, attr = target.partition(":")
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ValueError(f"agent {spec!r}: cannot import module {module_name!r}: {exc}") from exc
+    for part in attr.split(".") if attr else [""]:
+        if not part or not hasattr(obj, part):
+            raise ValueError(f"agent {spec!r}: module {module_name!r} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    return _instantiate(obj, spec)
+
+
+def is_built_in(agent: object) -> bool:
+    """Whether an agent is one of the project's own in-process baselines (its class, not its
+    name, decides: a plug-in may call itself `runbook`)."""
+    classes = []
+    for built_in in BUILT_INS.values():
+        if built_in.target.startswith("external:"):
+            continue
+        try:
+            classes.append(built_in.load())
+        except Exception:  # noqa: BLE001 - a baseline that cannot load is not this agent
+            continue
+    return type(agent) in classes
 
 
 def list_agents() -> list[tuple[str, str]]:

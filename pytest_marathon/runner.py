@@ -10,7 +10,10 @@ would score it.
 The answers stay out of the agent's reach: the schedule stream is held in the recorder's memory
 and written only when the bundle is sealed or closed incomplete, and the agent's workspace is a
 private temporary directory (mode 0700) outside the output folder, removed after the run, so
-walking up from the workspace leads nowhere near a live bundle.
+walking up from the workspace leads nowhere near a live bundle. Agents whose code runs in a
+process of its own (plug-ins in their child, `cmd:` programs, CLI presets) get the run's sandbox
+on their context (`pytest_marathon.isolation`), which also hides the output folder and the
+baseline cache; the manifest records the isolation level reached.
 """
 
 from __future__ import annotations
@@ -30,12 +33,14 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from pytest_marathon import RELEASE
 from pytest_marathon.agents import InvocationContext, resolve_agent, wants_ground_truth
+from pytest_marathon.agents.registry import is_built_in
 from pytest_marathon.alerting import AlertEngine, load_rule_pack
 from pytest_marathon.backends import create_backend
 from pytest_marathon.bundle import Recorder
 from pytest_marathon.config import ALERT_EVERY_S, RunConfig
 from pytest_marathon.faults import Orchestrator, load_catalog, load_scenario, schedule_for
 from pytest_marathon.interface import InProcessClient, ToolSession, serve_http
+from pytest_marathon.isolation.levels import RunIsolation, isolation_level, require_isolation
 from pytest_marathon.results import MarathonResult
 from pytest_marathon.run.baseline import DEFAULT_CACHE_DIR, NOOP_AGENT, cached_noop_bundle
 from pytest_marathon.run.completions import CompletionTracker
@@ -70,6 +75,7 @@ def run_marathon(
     baseline_cache: Path | None = DEFAULT_CACHE_DIR,
     score: bool = True,
     sign_key: Ed25519PrivateKey | None = None,
+    isolation_required: bool = False,
 ) -> MarathonResult:
     """Run one marathon, seal its bundle and score it against the cached noop baseline.
 
@@ -77,8 +83,14 @@ def run_marathon(
     degradation baseline (degradation level left empty); `score=False` only writes the bundle.
     `sign_key` signs the bundle at sealing (and a noop baseline this run has to record). It is
     not part of `config`: who vouches for a run does not change what the run is.
+    `isolation_required` refuses (IsolationRequired, a ValueError) an agent that would run below
+    the sandbox, built-in baselines excepted.
     """
-    bundle = record_marathon(config, agent=agent, progress=progress, sign_key=sign_key)
+    hidden = () if baseline_cache is None else (Path(baseline_cache),)
+    bundle = record_marathon(
+        config, agent=agent, progress=progress, sign_key=sign_key, hidden=hidden,
+        isolation_required=isolation_required,
+    )
     if not score:
         return MarathonResult(
             config.app, config.agent, config.scenario, config.seed, config.backend, bundle, {}
@@ -136,8 +148,13 @@ def record_marathon(
     agent: Any | None = None,
     progress: ProgressSink | None = None,
     sign_key: Ed25519PrivateKey | None = None,
+    hidden: tuple[Path, ...] = (),
+    isolation_required: bool = False,
 ) -> Path:
     """Run the loop and write the sealed bundle (signed with `sign_key`); returns its directory.
+
+    `hidden`: folders, besides the output folder, that the agent's sandbox hides (the baseline
+    cache).
 
     On Ctrl-C or SIGTERM the bundle is closed as incomplete and `MarathonInterrupted` raised; on
     any other error it is closed as incomplete with the error as reason and the error re-raised.
@@ -145,7 +162,11 @@ def record_marathon(
     if sign_key is not None and not isinstance(sign_key, Ed25519PrivateKey):
         raise TypeError(f"sign_key must be an Ed25519PrivateKey, got {type(sign_key).__name__}")
     agent = agent if agent is not None else resolve_agent(config.agent)
-    marathon = _Marathon(config, agent, progress or SilentProgress(), sign_key=sign_key)
+    if isolation_required:
+        require_isolation(agent, "isolation required")
+    marathon = _Marathon(
+        config, agent, progress or SilentProgress(), sign_key=sign_key, hidden=hidden
+    )
     try:
         with _sigterm_raises():
             marathon.run()
@@ -200,6 +221,8 @@ class _Marathon:
     active: dict[str, float] = field(default_factory=dict)
     firing: set[str] = field(default_factory=set)
     injected: list[dict[str, Any]] = field(default_factory=list)
+    hidden: tuple[Path, ...] = ()
+    isolation: RunIsolation | None = None
 
     def run(self) -> None:
         config = self.config
@@ -224,6 +247,7 @@ class _Marathon:
         client = InProcessClient(session)
         server = serve_http(session) if getattr(self.agent, "needs_mcp", False) else None
         workspace = _private_workspace()
+        self.isolation = RunIsolation(self.agent, workspace, (config.out_dir, *self.hidden))
         tick = float(backend.tick_seconds)
         horizon = float(scenario.duration_s)
         invocations = int(horizon // config.delta_s)
@@ -256,6 +280,7 @@ class _Marathon:
                 elif t % 60 == 0:
                     self._show(t, horizon, n, invocations)
         finally:
+            self.isolation.close()
             orchestrator.finish()
             if server is not None:
                 server.close()
@@ -296,6 +321,7 @@ class _Marathon:
             ground_truth=ground_truth,
             mcp_url=getattr(server, "url", None),
         )
+        ctx.sandbox = self.isolation.sandbox_for(ctx) if self.isolation is not None else None
         session.begin_invocation(n, t)
         try:
             outcome = call_with_budget(lambda: self.agent.invoke(ctx), config.budget_s)
@@ -350,7 +376,11 @@ class _Marathon:
             "seed": self.config.seed,
             "agent": self.config.agent,
             "agent_name": agent_name,
-            "agent_flags": {"ground_truth": wants_ground_truth(self.agent)},
+            "agent_flags": {
+                "ground_truth": wants_ground_truth(self.agent),
+                "built_in": is_built_in(self.agent),
+                "isolation": isolation_level(self.agent),
+            },
             "backend": self.config.backend,
             "config": self.config.manifest_config(),
         }

@@ -1,7 +1,9 @@
 """Running an external agent: a fresh process per invocation, killed at its wall-clock budget.
 
 The process gets its own process group so that everything it spawned dies with it; a crash, a
-hang or garbage output ends that invocation only, and the outcome says which it was.
+hang or garbage output ends that invocation only, and the outcome says which it was. With a
+`sandbox` (the run's `ctx.sandbox`, `pytest_marathon.isolation.Sandbox`) the program runs inside
+it, with the runner's secrets removed from its environment.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 TAIL_CHARS = 4_000
 TERM_GRACE_S = 2.0
@@ -64,8 +66,12 @@ def run_process_invocation(
     cwd: str | os.PathLike[str],
     env: Mapping[str, str],
     budget_s: float,
+    sandbox: Any = None,
 ) -> ProcessOutcome:
     started = time.monotonic()
+    if sandbox is not None:
+        env = sandbox.environment(env)
+        argv = sandbox.wrap(argv, cwd=cwd)
     with tempfile.TemporaryDirectory(prefix="marathon-invocation-") as scratch:
         out_path, err_path = Path(scratch, "stdout"), Path(scratch, "stderr")
         with out_path.open("wb") as out, err_path.open("wb") as err:
