@@ -88,4 +88,4 @@ def test_only_a_ground_truth_agent_gets_the_schedule_so_far(tmp_path: Path) -> N
     assert peeker.seen == expected
     assert peeker.seen[-1] == 5
     manifest = json.loads((bundle / "manifest.json").read_text())
-    assert manifest["agent_flags"] == {"ground_truth": True}
+    assert manifest["agent_flags"] == {"ground_truth": True, "built_in": False, "isolation": "in-process"}

@@ -6,6 +6,10 @@ one-line reason it is not an agent. The run then starts one child at the first i
 keeps it for the run, so the plug-in keeps its memory between invocations as it would in
 process. At the budget the child is killed, which revokes everything it was doing; the next
 invocation starts a fresh one.
+
+The child is started from a thread of its own that lives as long as the handle: bubblewrap's
+`--die-with-parent` kills the sandbox when the *thread* that started it ends, and each invocation
+runs in a short-lived thread of the runner.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +60,7 @@ class ChildAgent:
         self._process: subprocess.Popen[bytes] | None = None
         self._end: RunnerEnd | None = None
         self._stderr: Any = None
+        self._spawner: ThreadPoolExecutor | None = None
 
     @classmethod
     def describe(cls, spec: str, target: str) -> ChildAgent:
@@ -116,11 +122,13 @@ class ChildAgent:
         argv, env = _child_command(self.spec, self.target, sandbox, ctx.workspace)
         # kept open for the child's life, closed by _kill
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
+        if self._spawner is None:
+            self._spawner = ThreadPoolExecutor(1, thread_name_prefix="marathon-child")
         try:
-            self._process = subprocess.Popen(
-                argv, cwd=ctx.workspace, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=self._stderr, start_new_session=True,
-            )
+            self._process = self._spawner.submit(
+                subprocess.Popen, argv, cwd=ctx.workspace, env=env, stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=self._stderr, start_new_session=True,
+            ).result()
         except OSError as exc:
             self._process = None
             return _failed("error", f"could not start the agent process: {exc}")
@@ -179,6 +187,9 @@ class ChildAgent:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     self._process.wait(timeout=2)
             self._kill()
+            if self._spawner is not None:
+                self._spawner.shutdown(wait=False)
+                self._spawner = None
 
 
 def _failed(status: str, detail: str) -> dict[str, Any]:
