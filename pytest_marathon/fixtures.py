@@ -89,6 +89,7 @@ class MarathonHarness:
             agent=instance,
             baseline_cache=self.settings.cache_dir,
             sign_key=self.settings.sign_key,
+            isolation_required=self.settings.require_isolation,
         )
 
 

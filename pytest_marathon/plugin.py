@@ -77,6 +77,7 @@ class MarathonItem(pytest.Item):
             progress=_progress_for(self.config),
             baseline_cache=settings.cache_dir,
             sign_key=settings.sign_key,
+            isolation_required=settings.require_isolation,
         )
         self.stash[ITEM_RESULT] = result
         self.user_properties.append(("bundle", str(result.bundle)))

@@ -103,6 +103,21 @@ def add_options(parser: pytest.Parser) -> None:
         help="compare with a saved run (the newest if NAME is omitted)",
     )
     parser.addini("marathon_compare", "saved run to compare with", type="string", default=None)
+    group.addoption(
+        "--marathon-require-isolation",
+        dest="marathon_require_isolation",
+        action="store_const",
+        const=True,
+        default=None,
+        help="refuse to start an agent that would not run in the bubblewrap sandbox "
+        "(the built-in baselines excepted)",
+    )
+    parser.addini(
+        "marathon_require_isolation",
+        "refuse agents that would not run in the sandbox",
+        type="bool",
+        default=False,
+    )
 
 
 @dataclass(frozen=True)
@@ -130,6 +145,8 @@ class MarathonSettings:
     #: The loaded Ed25519 private key bundles are signed with (None: unsigned). Loaded while
     #: options are validated, so a bad key file stops pytest before any run starts.
     sign_key: Any = None
+    #: Refuse agents below the sandbox (`--marathon-require-isolation`).
+    require_isolation: bool = False
 
     @property
     def active(self) -> bool:
@@ -171,8 +188,9 @@ def read_settings(config: pytest.Config) -> MarathonSettings:
                 f"--marathon-app: unknown app {app!r}; choose one of: {', '.join(known_apps)}"
             )
     agents = tuple(dict.fromkeys(_value(config, "marathon_agent") or ()))
+    require_isolation = bool(_value(config, "marathon_require_isolation"))
     for agent in agents:
-        _check_agent(agent)
+        _check_agent(agent, require_isolation)
     if len({agent_slug(a) for a in agents}) != len(agents):
         raise pytest.UsageError(f"--agent: two agents get the same test id: {', '.join(agents)}")
     if agents and not apps:
@@ -227,20 +245,28 @@ def read_settings(config: pytest.Config) -> MarathonSettings:
         compare=compare,
         compare_fail=tuple(rules),
         sign_key=sign_key,
+        require_isolation=require_isolation,
     )
 
 
-def _check_agent(spec: str) -> None:
+def _check_agent(spec: str, require_isolation: bool = False) -> None:
     from pytest_marathon.agents import resolve_agent
+    from pytest_marathon.isolation.levels import IsolationRequired
+    from pytest_marathon.isolation.levels import require_isolation as check
 
     try:
-        resolve_agent(spec)
+        agent = resolve_agent(spec)
     except ValueError as exc:  # the registry's message names the choices
         raise pytest.UsageError(f"--agent: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - a broken agent must not be an internal error
         raise pytest.UsageError(
             f"--agent: agent {spec!r} could not be created: {type(exc).__name__}: {exc}"
         ) from None
+    if require_isolation:
+        try:
+            check(agent, "--marathon-require-isolation")
+        except IsolationRequired as exc:
+            raise pytest.UsageError(str(exc)) from None
 
 
 def _check_scenario(scenario: str) -> None:

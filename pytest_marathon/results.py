@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_marathon.isolation.levels import is_verified
+
 # name -> True when higher is better (drives compare-fail direction and bold-free leaderboard)
 METRICS: dict[str, bool] = {
     "score": True,
@@ -81,6 +83,9 @@ class MarathonResult:
     #: The first invocation that did not end `ok` ({"n", "status", "detail"}), read from the
     #: bundle's `invocations` stream, so a failed verdict can say what went wrong.
     first_failed_invocation: Mapping[str, Any] | None = None
+    #: False for an agent whose code ran inside the runner and is not a built-in baseline: it
+    #: could have read or rewritten its own evidence (`agent_flags` of the manifest).
+    verified: bool = True
 
     @property
     def score(self) -> float:
@@ -125,6 +130,7 @@ class MarathonResult:
             "first_failed_invocation": (
                 None if self.first_failed_invocation is None else dict(self.first_failed_invocation)
             ),
+            "verified": self.verified,
         }
 
     @classmethod
@@ -153,6 +159,7 @@ class MarathonResult:
             score_report=score,
             invocations=invocations_from_score(score),
             first_failed_invocation=first_failed_invocation(bundle),
+            verified=verified_from_score(score),
         )
 
     @classmethod
@@ -170,6 +177,7 @@ class MarathonResult:
             noop_bundle=Path(data["noop_bundle"]) if data.get("noop_bundle") else None,
             invocations={str(k): int(v) for k, v in (data.get("invocations") or {}).items()},
             first_failed_invocation=data.get("first_failed_invocation"),
+            verified=bool(data.get("verified", True)),
         )
 
 
@@ -192,6 +200,11 @@ def metrics_from_score(score: Mapping[str, Any]) -> dict[str, float | None]:
         "tokens": _num(cost.get("tokens")),
         "cost_usd": _num(cost.get("usd")),
     }
+
+
+def verified_from_score(score: Mapping[str, Any]) -> bool:
+    flags = (score.get("run") or {}).get("agent_flags") or {}
+    return is_verified(flags.get("isolation"), bool(flags.get("built_in")))
 
 
 def invocations_from_score(score: Mapping[str, Any]) -> dict[str, int]:
@@ -302,6 +315,8 @@ class LeaderboardRow:
     #: Invocations that ended `ok`, and all invocations, summed over the row's runs.
     invocations_ok: int = 0
     invocations_total: int = 0
+    #: False when any of the row's runs is unverified (an in-process plug-in).
+    verified: bool = True
 
 
 def leaderboard(results: Iterable[MarathonResult]) -> list[LeaderboardRow]:
@@ -326,6 +341,7 @@ def leaderboard(results: Iterable[MarathonResult]) -> list[LeaderboardRow]:
                 means,
                 invocations_ok=sum(r.invocations_ok for r in runs),
                 invocations_total=sum(r.invocations_total for r in runs),
+                verified=all(r.verified for r in runs),
             )
         )
     rows.sort(key=lambda row: (-(row.means["score"] or 0.0), row.agent, row.app))
@@ -339,7 +355,8 @@ def leaderboard_header() -> list[str]:
 def leaderboard_cells(row: LeaderboardRow) -> list[str]:
     """A row as text cells (terminal and HTML report alike); `Inv ok` is summed, not a mean, so
     a reader sees how many invocations the means rest on."""
-    cells = [row.agent, row.app, str(row.runs)]
+    agent = row.agent if row.verified else f"{row.agent} (unverified)"
+    cells = [agent, row.app, str(row.runs)]
     for _, name, fmt in LEADERBOARD_COLUMNS:
         value = row.means.get(name)
         cells.append("-" if value is None else fmt.format(value))
@@ -380,6 +397,7 @@ def write_results_json(
                 "means": dict(row.means),
                 "invocations_ok": row.invocations_ok,
                 "invocations_total": row.invocations_total,
+                "verified": row.verified,
             }
             for row in leaderboard(ordered)
         ],

@@ -53,6 +53,12 @@ def register(subparsers: Any) -> None:
         help="exit 1 when more than this share of invocations did not end ok: a percentage (25%%)"
         " or a fraction (0.25); default 25%%",
     )
+    run.add_argument(
+        "--require-isolation",
+        action="store_true",
+        help="refuse to start unless the agent runs in the bubblewrap sandbox (built-in "
+        "baselines excepted)",
+    )
     run.add_argument("--json", action="store_true", help="print the result as JSON")
     run.add_argument(
         "--alerts",
@@ -91,6 +97,14 @@ def _run(args: argparse.Namespace) -> int:
         sign_key = None if args.sign_key is None else load_private_key(args.sign_key)
     except KeyFileError as exc:  # before anything runs or is written
         return _fail(f"--sign-key: {exc}")
+    if args.require_isolation:
+        from pytest_marathon.agents import resolve_agent
+        from pytest_marathon.isolation.levels import require_isolation
+
+        try:
+            require_isolation(resolve_agent(args.agent), "--require-isolation")
+        except ValueError as exc:
+            return _fail(str(exc))
     try:
         config = RunConfig(
             app=args.app,
@@ -107,8 +121,9 @@ def _run(args: argparse.Namespace) -> int:
             progress=TerminalProgress(sys.stderr),
             baseline_cache=args.baseline_cache,
             sign_key=sign_key,
+            isolation_required=args.require_isolation,
         )
-    except ValueError as exc:  # bad config or agent spec (ConfigError is one)
+    except ValueError as exc:  # bad config or agent spec (ConfigError, IsolationRequired)
         return _fail(str(exc))
     except MarathonInterrupted as stop:
         print(f"pytest-marathon: {stop}", file=sys.stderr)
