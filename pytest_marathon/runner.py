@@ -324,7 +324,8 @@ class _Marathon:
         ctx.sandbox = self.isolation.sandbox_for(ctx) if self.isolation is not None else None
         session.begin_invocation(n, t)
         try:
-            outcome = call_with_budget(lambda: self.agent.invoke(ctx), config.budget_s)
+            budget = config.budget_s + self.isolation.kill_grace_s
+            outcome = call_with_budget(lambda: self.agent.invoke(ctx), budget)
         finally:
             tools.revoke()
             counts = session.end_invocation()

@@ -21,6 +21,7 @@ from pytest_marathon.isolation.sandbox import Sandbox
 
 LEVELS = ("in-process", "process", "sandbox")
 REQUIRED = "sandbox"
+KILL_GRACE_S = 2.0
 
 
 class IsolationRequired(ValueError):
@@ -74,6 +75,14 @@ class RunIsolation:
         self.hidden = hidden
         self._relays: RelayPool | None = None
         self._sandbox: Sandbox | None = None
+
+    @property
+    def kill_grace_s(self) -> float:
+        """How long past the budget the runner waits for an agent that kills its own process
+        at the budget, so the record says what happened (the child plug-in's kill)."""
+        from pytest_marathon.isolation.plugin import ChildAgent
+
+        return KILL_GRACE_S if isinstance(self.agent, ChildAgent) else 0.0
 
     def sandbox_for(self, ctx: Any) -> Sandbox | None:
         """The sandbox of this invocation's agent processes; None for an in-process agent."""

@@ -51,7 +51,7 @@ def hidden_roots() -> list[Path]:
     # /run holds sockets of system services, which a read-only mount does not stop a process
     # from connecting to.
     candidates.append(Path("/run"))
-    return _existing_dirs(candidates)
+    return outermost_first(_existing_dirs(candidates))
 
 
 def secret_dirs(extra: Iterable[str | os.PathLike[str]] = ()) -> list[Path]:
@@ -70,7 +70,7 @@ def runtime_dirs(programs: Iterable[str] = ()) -> list[Path]:
     for program in programs:
         path = Path(program)
         places += [path.parent, real(path).parent, real(path).parent.parent]
-    return _existing_dirs(places)
+    return outermost_first(_existing_dirs(places))
 
 
 def _existing_dirs(paths: Iterable[Path]) -> list[Path]:
@@ -83,6 +83,12 @@ def _existing_dirs(paths: Iterable[Path]) -> list[Path]:
         if resolved.is_dir() and resolved != Path("/"):
             seen.setdefault(resolved, None)
     return list(seen)
+
+
+def outermost_first(paths: list[Path]) -> list[Path]:
+    """Mount order: a folder before the folders inside it, which are then mounted over it (a
+    home under /tmp gets its own empty tmpfs instead of vanishing in /tmp's)."""
+    return sorted(paths, key=lambda path: len(path.parts))
 
 
 def inside(path: Path, roots: Iterable[Path]) -> bool:

@@ -17,6 +17,6 @@ from rollback_over_mcp import main  # noqa: E402
 if __name__ == "__main__":
     leaks = attempt()
     if leaks:
-        print("leaked: " + "; ".join(leaks), file=sys.stderr)
+        print("leaked: " + ", ".join(leaks), file=sys.stderr)
         sys.exit(3)
     main()

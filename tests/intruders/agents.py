@@ -23,7 +23,7 @@ class Intruder:
     def invoke(self, ctx: Any) -> Any:
         leaks = attempt()
         if leaks:
-            raise RuntimeError("leaked: " + "; ".join(leaks))
+            raise RuntimeError("leaked: " + ", ".join(leaks))
         return self.inner.invoke(ctx)
 
 
