@@ -8,8 +8,8 @@ import sys
 import pytest
 from intruders.agents import Intruder
 from isolation_support import need_sandbox
-
 from pytest_marathon.agents import resolve_agent
+
 from pytest_marathon.cli import main
 from pytest_marathon.isolation.levels import IsolationRequired, require_isolation
 from pytest_marathon.isolation.probe import sandbox_support
