@@ -27,6 +27,7 @@ from pytest_marathon.agents.protocol import InvocationContext, InvocationUsage
 from pytest_marathon.agents.tooling import call_tool
 
 from pytest_marathon.interface.invocation import ProcessOutcome, run_process_invocation
+from pytest_marathon.isolation.files import write_in_workspace
 
 MCP_SERVER_NAME = "marathon"
 CONTROL_DIR = ".marathon"  # files the benchmark writes for the agent, inside its workspace
@@ -43,12 +44,10 @@ def write_invocation_files(ctx: InvocationContext) -> dict[str, str]:
             "external agents need the live session served over MCP (ctx.mcp_url); the runner "
             "starts it for agents with needs_mcp = True"
         )
-    control = ctx.workspace / CONTROL_DIR
-    control.mkdir(parents=True, exist_ok=True)
-    alerts_path = control / "alerts.json"
-    alerts_path.write_text(json.dumps(list(ctx.alerts), sort_keys=True, indent=1), encoding="utf-8")
+    alerts = json.dumps(list(ctx.alerts), sort_keys=True, indent=1)
+    alerts_path = write_in_workspace(ctx.workspace, f"{CONTROL_DIR}/alerts.json", alerts)
     mcp_config = {"mcpServers": {MCP_SERVER_NAME: {"type": "http", "url": ctx.mcp_url}}}
-    (ctx.workspace / "mcp.json").write_text(json.dumps(mcp_config, indent=1), encoding="utf-8")
+    write_in_workspace(ctx.workspace, "mcp.json", json.dumps(mcp_config, indent=1))
     return {
         "MARATHON_MCP_URL": ctx.mcp_url,
         "MARATHON_ALERTS": str(alerts_path),
@@ -122,11 +121,11 @@ def _program(program: str) -> str:
 
 def _keep_log(ctx: InvocationContext, outcome: ProcessOutcome) -> None:
     """The program's output tails, for its author to debug (the agent may read them too)."""
-    log = ctx.workspace / CONTROL_DIR / f"invocation-{ctx.n:03d}.log"
-    log.write_text(
+    write_in_workspace(
+        ctx.workspace,
+        f"{CONTROL_DIR}/invocation-{ctx.n:03d}.log",
         f"status={outcome.status} returncode={outcome.returncode} wall_s={outcome.wall_s}\n"
         f"--- stdout (tail)\n{outcome.stdout_tail}\n--- stderr (tail)\n{outcome.stderr_tail}\n",
-        encoding="utf-8",
     )
 
 

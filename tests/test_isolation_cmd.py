@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 from isolation_support import comparable_score, manifest, need_sandbox, scene
+from pytest_marathon.agents.external import write_invocation_files
+from pytest_marathon.agents.protocol import InvocationContext
 
 from pytest_marathon.interface.invocation import run_process_invocation
 from pytest_marathon.isolation.relay import RelayPool
@@ -100,6 +102,21 @@ def test_only_the_relayed_endpoint_is_reachable_and_only_the_workspace_is_kept(
     assert seen["salt"] is False
     assert (workspace / "note.txt").read_text() == "kept"
     assert not Path("/tmp/scratch").exists()
+
+
+def test_the_runner_never_writes_through_links_planted_in_the_workspace(tmp_path: Path) -> None:
+    workspace, outside = tmp_path / "ws", tmp_path / "outside"
+    workspace.mkdir()
+    outside.mkdir()
+    (workspace / "mcp.json").symlink_to(outside / "mcp-target")
+    (workspace / ".marathon").symlink_to(outside)
+    ctx = InvocationContext(n=1, t=120.0, alerts=[{"alert_id": "a-1"}], tools=None,
+                            workspace=workspace, budget_s=5, deadline=0,
+                            mcp_url="http://127.0.0.1:9/mcp")
+    env = write_invocation_files(ctx)
+    assert list(outside.iterdir()) == []
+    assert json.loads(Path(env["MARATHON_ALERTS"]).read_text()) == [{"alert_id": "a-1"}]
+    assert not (workspace / ".marathon").is_symlink() and not (workspace / "mcp.json").is_symlink()
 
 
 def test_a_cmd_intruder_gets_nothing_and_scores_as_the_honest_program(

@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pytest_marathon.isolation.paths import DEFAULT_HIDDEN
 from pytest_marathon.isolation.probe import sandbox_support
 from pytest_marathon.isolation.relay import RelayPool
 from pytest_marathon.isolation.sandbox import Sandbox
@@ -72,7 +73,7 @@ class RunIsolation:
         self.agent = agent
         self.level = isolation_level(agent)
         self.workspace = workspace
-        self.hidden = hidden
+        self.hidden = (*hidden, *DEFAULT_HIDDEN)
         self._relays: RelayPool | None = None
         self._sandbox: Sandbox | None = None
 

@@ -19,6 +19,10 @@ from pathlib import Path
 
 #: Packages whose folders are ground truth: where `schedule_for` reads faults and arrival rates.
 SECRET_PACKAGES = ("pytest_marathon.fault_catalog", "pytest_marathon.scenarios")
+#: Folders (from the current directory) that hold earlier runs' bundles, baselines and saved
+#: results by default: hidden from every sandbox, also from the throwaway child that imports a
+#: plug-in before any run exists.
+DEFAULT_HIDDEN = (Path(".marathon"), Path("marathon-bundles"))
 #: Packages the tools client of a child plug-in imports.
 CLIENT_PACKAGES = ("pytest_marathon", "pytest_marathon.agents")
 

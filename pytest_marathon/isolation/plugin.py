@@ -33,6 +33,7 @@ from typing import Any
 
 from pytest_marathon.isolation.channel import ChannelClosed, ChannelTimeout, RunnerEnd
 from pytest_marathon.isolation.child import PATH_ENV
+from pytest_marathon.isolation.paths import DEFAULT_HIDDEN
 from pytest_marathon.isolation.probe import sandbox_support
 from pytest_marathon.isolation.sandbox import SECRET_ENV, Sandbox
 
@@ -41,9 +42,6 @@ TAIL_CHARS = 400
 #: Context fields that do not cross to the child: it gets its own tools and deadline, and is
 #: already inside its sandbox.
 LOCAL_FIELDS = ("tools", "deadline", "sandbox")
-#: Folders that hold earlier runs' bundles and baselines by default, hidden from the throwaway
-#: child that imports a plug-in before any run exists.
-DEFAULT_HIDDEN = (Path(".marathon"), Path("marathon-bundles"))
 
 
 class ChildAgent:

@@ -121,6 +121,24 @@ def write_outside(t: dict[str, Any]) -> str | None:
     return None
 
 
+def plant_links(t: dict[str, Any]) -> str | None:
+    """Links in the workspace where the runner writes (the alert file, the MCP config, the
+    program logs), pointing at write probes outside: the runner must not write through them."""
+    probes = t["write_probes"]
+    planted = {"mcp.json": probes[0], ".marathon/alerts.json": probes[1]}
+    planted.update({f".marathon/invocation-{n:03d}.log": probes[2] for n in range(1, 40)})
+    for name, target in planted.items():
+        link = Path(name)
+        try:
+            link.parent.mkdir(exist_ok=True)
+            if link.is_symlink() or link.exists():
+                link.unlink()
+            link.symlink_to(target)
+        except OSError:
+            continue
+    return None
+
+
 ATTACKS: dict[str, Callable[[dict[str, Any]], str | None]] = {
     "schedule": schedule,
     "bundle": bundle,
@@ -132,6 +150,7 @@ ATTACKS: dict[str, Callable[[dict[str, Any]], str | None]] = {
     "network": network,
     "secret_env": secret_env,
     "write_outside": write_outside,
+    "plant_links": plant_links,
 }
 
 

@@ -1,0 +1,34 @@
+"""Writing into an agent's workspace without following links the agent planted there.
+
+The runner writes the alert history, the MCP configuration and the program's log into the
+workspace, unsandboxed. An agent that replaced one of those files (or `.marathon/`) with a
+symbolic link to a path outside would have the runner write there for it: into a live bundle, the
+baseline cache, anywhere the runner may write. Every runner write into a workspace goes through
+`write_in_workspace`, which replaces a planted link with a real file or folder first.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def write_in_workspace(workspace: Path, relative: str | os.PathLike[str], text: str) -> Path:
+    """Write `text` to `workspace/relative`; every folder on the way and the file itself are
+    made real (a link is removed, never followed). Returns the file's path."""
+    relative = Path(relative)
+    if relative.is_absolute() or ".." in relative.parts:
+        raise ValueError(f"{relative} is not a path inside the workspace")
+    folder = Path(workspace)
+    for part in relative.parent.parts:
+        folder = folder / part
+        if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+            folder.unlink()
+        folder.mkdir(exist_ok=True)
+    path = folder / relative.name
+    if path.is_symlink():
+        path.unlink()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return path
