@@ -3,7 +3,7 @@
 Run as `python -I -S inner.py SOCKET=PORT... -- PROGRAM ARGS...`: it listens on 127.0.0.1:PORT
 (the sandbox's own loopback) and forwards each connection to SOCKET, the Unix socket the runner
 mounted in, so the agent reaches the run's endpoints at the very URLs on its context. Then it
-runs the program and exits with its status. Standard library only, no package import: it must
+becomes the program (exec), the relay living on in a forked process. Standard library only, no package import: it must
 start in milliseconds and must not depend on what the sandbox hides (its twin outside is
 `relay.py`).
 """
@@ -11,9 +11,8 @@ start in milliseconds and must not depend on what the sandbox hides (its twin ou
 from __future__ import annotations
 
 import contextlib
-import signal
+import os
 import socket
-import subprocess
 import sys
 import threading
 
@@ -59,27 +58,45 @@ def serve(listener: socket.socket, path: str) -> None:
         threading.Thread(target=connection, args=(client, path), daemon=True).start()
 
 
+def relay_forever(listeners: list[tuple[socket.socket, str]]) -> None:
+    """The relay process: let go of the program's stdin/stdout (a pipe the runner reads must
+    close when the program ends), then serve until the sandbox is torn down."""
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    for listener, path in listeners:
+        threading.Thread(target=serve, args=(listener, path), daemon=True).start()
+    threading.Event().wait()
+
+
 def main(argv: list[str]) -> int:
     if "--" not in argv:
         print("usage: inner.py SOCKET=PORT... -- PROGRAM ARGS...", file=sys.stderr)
         return 2
     split = argv.index("--")
     relays, command = argv[:split], argv[split + 1 :]
+    listeners = []
     for relay in relays:
         path, _, port = relay.rpartition("=")
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listener.bind(("127.0.0.1", int(port)))
         listener.listen(64)
-        threading.Thread(target=serve, args=(listener, path), daemon=True).start()
+        listeners.append((listener, path))
+    # The relay forks off; this process becomes the program, so its exit status is the
+    # sandbox's, and the relay ends with the sandbox's pid namespace when the program exits.
+    if os.fork() == 0:
+        try:
+            relay_forever(listeners)
+        finally:
+            os._exit(0)
+    for listener, _ in listeners:
+        listener.close()
     try:
-        child = subprocess.Popen(command)
+        os.execvp(command[0], command)
     except OSError as exc:
         print(f"sandbox: cannot run {command[0]!r}: {exc}", file=sys.stderr)
-        return 127
-    signal.signal(signal.SIGTERM, lambda signum, frame: child.terminate())
-    code = child.wait()
-    return 128 - code if code < 0 else code
+    return 127
 
 
 if __name__ == "__main__":
