@@ -20,6 +20,7 @@ def write_in_workspace(workspace: Path, relative: str | os.PathLike[str], text: 
     if relative.is_absolute() or ".." in relative.parts:
         raise ValueError(f"{relative} is not a path inside the workspace")
     folder = Path(workspace)
+    folder.mkdir(parents=True, exist_ok=True)  # the runner's own folder: created, never replaced
     for part in relative.parent.parts:
         folder = folder / part
         if folder.is_symlink() or (folder.exists() and not folder.is_dir()):

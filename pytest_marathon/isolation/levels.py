@@ -20,6 +20,7 @@ from pytest_marathon.isolation.probe import sandbox_support
 from pytest_marathon.isolation.relay import RelayPool
 from pytest_marathon.isolation.sandbox import Sandbox
 
+#: The isolation levels a manifest records, weakest first.
 LEVELS = ("in-process", "process", "sandbox")
 REQUIRED = "sandbox"
 KILL_GRACE_S = 2.0

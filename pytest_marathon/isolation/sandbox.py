@@ -44,10 +44,6 @@ class Sandbox:
     readable: tuple[Path, ...] = ()
     enabled: bool = True
 
-    @property
-    def level(self) -> str:
-        return "sandbox" if self.enabled else "process"
-
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
         """The agent's environment: the runner's secrets removed, TMPDIR the private /tmp."""
         cleaned = {key: value for key, value in env.items() if key not in SECRET_ENV}
