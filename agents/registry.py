@@ -64,6 +64,8 @@ def _instantiate(obj: Any, spec: str) -> Agent:
     if isinstance(obj, type) or (callable(obj) and not hasattr(obj, "invoke")):
         try:
             agent = obj()  # a class or a factory
+        except ValueError:  # already says what is wrong (AgentUnavailable names the missing CLI)
+            raise
         except Exception as exc:  # noqa: BLE001 - the plug-in's failure, reported in one line
             raise ValueError(
                 f"agent {spec!r} could not be created: {type(exc).__name__}: {exc}"

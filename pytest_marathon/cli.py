@@ -16,7 +16,7 @@ _PACKAGE_COMMANDS = (
     "pytest_marathon.faults.command",
     "pytest_marathon.scoring.command",
     "pytest_marathon.bundle.command",
-    "pytest_marathon.interface.command",
+    "pytest_marathon.run.mcp_command",
     "pytest_marathon.agents.command",
 )
 

@@ -236,7 +236,11 @@ class _Marathon:
             backend, alerts=engine.history, sink=self._append, mutation_cap=config.mutation_cap
         )
         client = InProcessClient(session)
-        server = serve_http(session) if getattr(self.agent, "needs_mcp", False) else None
+        server = (  # a fixed port only when the agent asks for one (`pytest-marathon mcp --speed`)
+            serve_http(session, int(getattr(self.agent, "mcp_port", 0)))
+            if getattr(self.agent, "needs_mcp", False)
+            else None
+        )
         workspace = _private_workspace()
         tick = float(backend.tick_seconds)
         horizon = float(scenario.duration_s)

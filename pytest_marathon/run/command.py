@@ -168,7 +168,7 @@ def _run_seed(args: argparse.Namespace, seed: int, results: list[Any]) -> int:
     if args.json:
         results.append(result.to_json())
     else:
-        print(_summary(result))
+        print(summary(result))
         if args.alerts > 0:
             print(_alert_history(result.bundle, args.alerts))
     verdict = invocation_failure(result, max_failed, "--max-failed-invocations")
@@ -178,7 +178,8 @@ def _run_seed(args: argparse.Namespace, seed: int, results: list[Any]) -> int:
     return 0
 
 
-def _summary(result: Any) -> str:
+def summary(result: Any) -> str:
+    """The scored summary `run` prints: what ran, the leaderboard row, outcomes, invocations."""
     from pytest_marathon.results import format_leaderboard, leaderboard
 
     lines = [
