@@ -51,6 +51,7 @@ class Exchange:
     turn: Turn | None = None
     usage: tuple[int, int] = (0, 0)  # (input tokens, output tokens) reported in the answer
     tools: list[str] = field(default_factory=list)
+    error: str = ""  # the script's exception, answered as HTTP 500
 
 
 def _usage_for(raw: bytes, turn: Turn) -> tuple[int, int]:
@@ -227,7 +228,12 @@ class _Handler(BaseHTTPRequestHandler):
             exchange.status = failure[0]
             self._send_json(*failure)
             return
-        turn = self.double._decide(conv)
+        try:
+            turn = self.double._decide(conv)
+        except Exception as exc:  # a broken script must show in the test, not as a dropped stream
+            exchange.status, exchange.error = 500, f"{type(exc).__name__}: {exc}"
+            self._send_json(500, {"error": {"type": "api_error", "message": f"model double script: {exchange.error}"}})
+            return
         model = str(body.get("model") or self.double.model)
         exchange.turn, exchange.usage = turn, _usage_for(raw, turn)
         n = len(self.double.exchanges) + 1
