@@ -129,6 +129,7 @@ def argv(executable: str, prompt: str, workspace: Path, last_message: Path) -> l
 
 @dataclass
 class _Run:
+    thread: str = ""
     answer: str = ""
     requests: int = 0
     input_tokens: int = 0
@@ -141,13 +142,35 @@ class _Run:
 TOOL_ITEMS = {"mcp_tool_call", "command_execution", "file_change", "web_search", "collab_tool_call"}
 
 
-def read_events(text: str) -> CliAnswer:
+def requests_in_rollout(home: Path, thread: str) -> int | None:
+    """Model responses of one thread, from the session rollout Codex writes in its home
+    (`sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl`): one `token_count` event with usage
+    per response. None when the file is not there (then the JSON stream's estimate stands)."""
+    if not thread:
+        return None
+    found = sorted(home.glob(f"sessions/*/*/*/rollout-*-{thread}.jsonl"))
+    if not found:
+        return None
+    count = 0
+    for line in found[-1].read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        payload = event.get("payload") if isinstance(event, Mapping) else None
+        if isinstance(payload, Mapping) and payload.get("type") == "token_count" and payload.get("info"):
+            count += 1
+    return count
+
+
+def read_events(text: str, home: Path | None = None) -> CliAnswer:
     """The answer of one `codex exec --json` run.
 
-    Codex prints no event per model request, so `model_calls` counts one request per completed
-    tool item (`parallel_tool_calls` is off) plus one per turn: exact for a model that calls one
-    tool per response. A run whose every MCP tool call failed (refused, unknown tool, server
-    down) is a failure although Codex exits 0: its first tool error is the message."""
+    `model_calls` is the number of model responses the session rollout in `home` records; the
+    JSON stream has no event per request, so without the rollout it is estimated as one request
+    per tool item Codex reports plus one per turn (a lower bound: code-mode `exec` calls that
+    call no MCP tool are not reported). A run whose every MCP tool call failed (refused, unknown
+    tool, server down) is a failure although Codex exits 0: its first tool error is the message."""
     run = _Run()
     for line in text.splitlines():
         try:
@@ -158,7 +181,9 @@ def read_events(text: str) -> CliAnswer:
             continue
         kind = event.get("type")
         item = event.get("item") if isinstance(event.get("item"), Mapping) else {}
-        if kind == "item.completed" and item.get("type") == "agent_message":
+        if kind == "thread.started":
+            run.thread = str(event.get("thread_id") or "")
+        elif kind == "item.completed" and item.get("type") == "agent_message":
             run.answer = str(item.get("text") or "")
         elif kind == "item.completed" and item.get("type") in TOOL_ITEMS:
             run.requests += 1
@@ -181,6 +206,8 @@ def read_events(text: str) -> CliAnswer:
     failure = run.failure
     if not failure and run.tool_calls and len(run.tool_failures) == run.tool_calls:
         failure = f"all {run.tool_calls} MCP tool calls failed, the first: {run.tool_failures[0]}"
+    counted = requests_in_rollout(home, run.thread) if home is not None else None
+    requests = counted if counted else run.requests
     return CliAnswer(
-        run.answer, run.requests, run.input_tokens, run.output_tokens, 0.0, failure, run.tool_calls
+        run.answer, requests, run.input_tokens, run.output_tokens, 0.0, failure, run.tool_calls
     )

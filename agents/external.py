@@ -33,6 +33,7 @@ from pytest_marathon.interface.invocation import ProcessOutcome, run_process_inv
 
 MCP_SERVER_NAME = "marathon"
 CONTROL_DIR = ".marathon"  # files the benchmark writes for the agent, inside its workspace
+CODEX_HOME = "codex-home"  # the codex preset's private CODEX_HOME, inside CONTROL_DIR
 
 
 class AgentUnavailable(ValueError):
@@ -266,7 +267,7 @@ class CodexAgent(_CliPreset):
         return [codex_cli.user_codex_home() / codex_cli.AUTH_FILE]
 
     def prepare(self, ctx: InvocationContext, env: Mapping[str, str]) -> dict[str, str]:
-        home = ctx.workspace / CONTROL_DIR / "codex-home"
+        home = ctx.workspace / CONTROL_DIR / CODEX_HOME
         codex_cli.prepare_home(home, str(ctx.mcp_url), ctx.model_base_urls, env)
         return {"CODEX_HOME": str(home)}
 
@@ -274,7 +275,8 @@ class CodexAgent(_CliPreset):
         return codex_cli.argv(self.path, prompt, ctx.workspace, output.with_suffix(".last.md"))
 
     def read_answer(self, output: Path) -> CliAnswer:
-        answer = codex_cli.read_events(output.read_text(encoding="utf-8", errors="replace"))
+        text = output.read_text(encoding="utf-8", errors="replace")
+        answer = codex_cli.read_events(text, output.parent / CODEX_HOME)
         last = output.with_suffix(".last.md")
         if last.exists() and not answer.text:
             return replace(answer, text=last.read_text(encoding="utf-8", errors="replace"))

@@ -43,7 +43,7 @@ class Exchange:
 
     method: str
     path: str
-    headers: dict[str, str]
+    headers: dict[str, str]  # names lower-cased
     body: Any
     api: str = ""  # "responses" | "chat" | "messages" | "count_tokens" | "models" | ""
     stream: bool = False
@@ -182,7 +182,7 @@ class _Handler(BaseHTTPRequestHandler):
     # routes ------------------------------------------------------------------------------------
     def do_GET(self) -> None:  # noqa: N802 - http.server's naming
         path = urlsplit(self.path).path
-        exchange = Exchange("GET", self.path, dict(self.headers.items()), None)
+        exchange = Exchange("GET", self.path, {k.lower(): v for k, v in self.headers.items()}, None)
         if path.rstrip("/") == "/v1/models":
             exchange.api = "models"
             model = {"id": self.double.model, "object": "model", "created": 0, "owned_by": "model-double"}
@@ -200,7 +200,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw or b"null")
         except json.JSONDecodeError:
             body = None
-        exchange = Exchange("POST", self.path, dict(self.headers.items()), body)
+        exchange = Exchange("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body)
         try:
             self._answer(path, raw, body, exchange)
         finally:
