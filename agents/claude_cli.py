@@ -101,10 +101,8 @@ def _failure(result: Mapping[str, Any], servers: Mapping[str, str]) -> str:
     errors = result.get("errors")
     reason = "; ".join(str(e) for e in errors) if isinstance(errors, list) and errors else ""
     reason = reason or str(result.get("result") or "")
-    status = result.get("api_error_status")
-    return " ".join(
-        part for part in (str(result.get("subtype") or "error"), f"(API {status})" if status else "", reason) if part
-    )
+    subtype = str(result.get("subtype") or "")
+    return " ".join(part for part in ("" if subtype == "success" else subtype, reason) if part) or "error"
 
 
 def read_events(text: str) -> CliAnswer:

@@ -107,6 +107,7 @@ def test_presets_without_credentials_say_what_is_missing(preset, cli, variable, 
 CLAUDE_STAND_IN = """
 import json, os, sys
 assert "-p" in sys.argv and "--mcp-config" in sys.argv and "--strict-mcp-config" in sys.argv
+assert sys.argv[sys.argv.index("--output-format") + 1] == "stream-json"
 config = json.load(open(sys.argv[sys.argv.index("--mcp-config") + 1]))
 assert config["mcpServers"]["marathon"]["url"] == os.environ["MARATHON_MCP_URL"]
 assert "end your final answer with one fenced json block" in open("CLAUDE.md").read().lower().replace("\\n", " ")
@@ -116,8 +117,12 @@ block = {"incidents": [{"incident_id": "cc-1", "alert_ids": ids, "status": "open
          "root_cause": {"culprits": ["frontend"], "artifact": "env:frontend/CART_SERVICE_ADDR",
                         "category": "configuration", "text": "cart address changed"}}]}
 answer = "The frontend cannot reach the cart.\\n```json\\n" + json.dumps(block) + "\\n```"
-print(json.dumps({"result": answer, "num_turns": 3, "total_cost_usd": 0.12,
-                  "usage": {"input_tokens": 900, "output_tokens": 80}}))
+# the stream-json lines Claude Code prints: init, one assistant message per response, the result
+print(json.dumps({"type": "system", "subtype": "init", "mcp_servers": [{"name": "marathon", "status": "connected"}]}))
+for i in range(3):
+    print(json.dumps({"type": "assistant", "message": {"id": f"msg_{i}", "content": [{"type": "text", "text": "..."}]}}))
+print(json.dumps({"type": "result", "subtype": "success", "is_error": False, "result": answer, "num_turns": 3,
+                  "total_cost_usd": 0.12, "usage": {"input_tokens": 900, "output_tokens": 80}}))
 """
 
 
@@ -137,7 +142,7 @@ def test_claude_code_preset_configures_the_cli_and_files_its_incident_block(worl
 
 
 def test_a_preset_answer_without_a_block_is_an_error_not_a_crash(world, tmp_path, monkeypatch):  # noqa: F811
-    fake_cli(tmp_path / "bin", "claude", "import json; print(json.dumps({'result': 'all good'}))\n")
+    fake_cli(tmp_path / "bin", "claude", "import json; print(json.dumps({'type': 'result', 'subtype': 'success', 'result': 'all good'}))\n")
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     usage = resolve_agent("claude-code").invoke(context(world, tmp_path / "ws", "http://127.0.0.1:9/mcp"))
