@@ -11,7 +11,8 @@ the run has no metering proxy; through the proxy, a placeholder key is enough). 
   ("MCP tool call requires approval, but approval policy is never");
 * `web_search = "disabled"` (the key Codex reads; `tools.web_search = false` leaves it on);
 * `sandbox_mode = "workspace-write"`: the workspace, where the rules say to keep notes, is
-  writable (`read-only` contradicts that); network stays off for commands;
+  writable (`read-only` contradicts that); network stays off for commands; `TMPDIR` points into
+  the workspace so that Codex can set up that sandbox (see `environment`);
 * the model endpoint: a `marathon` model provider speaking the Responses API at the run's
   metering proxy (`ctx.model_base_urls["openai"]`) or, without one, at the user's
   `OPENAI_BASE_URL`; with neither, Codex's own default provider and login;
@@ -69,12 +70,17 @@ def _user_settings(home: Path) -> dict[str, Any]:
     return {k: config[k] for k in USER_KEYS if isinstance(config.get(k), str | int | float)}
 
 
-def config_toml(mcp_url: str, base_url: str | None, env_key: str | None, settings: Mapping[str, Any]) -> str:
-    """The private home's config.toml (root keys first, then tables, as TOML requires)."""
+def config_toml(
+    mcp_url: str, base_url: str | None, env_key: str | None, settings: Mapping[str, Any],
+    sandbox_mode: str = "workspace-write",
+) -> str:
+    """The private home's config.toml (root keys first, then tables, as TOML requires).
+    `sandbox_mode` may be relaxed to `danger-full-access` when an outer sandbox confines the
+    process already (Codex's own bubblewrap sandbox may not nest inside another)."""
     root: dict[str, Any] = {
         **settings,
         "approval_policy": "never",
-        "sandbox_mode": "workspace-write",
+        "sandbox_mode": sandbox_mode,
         "web_search": "disabled",
         "check_for_update_on_startup": False,
     }
@@ -94,7 +100,8 @@ def config_toml(mcp_url: str, base_url: str | None, env_key: str | None, setting
 
 
 def prepare_home(
-    home: Path, mcp_url: str, model_base_urls: Mapping[str, str], env: Mapping[str, str]
+    home: Path, mcp_url: str, model_base_urls: Mapping[str, str], env: Mapping[str, str],
+    sandbox_mode: str = "workspace-write",
 ) -> None:
     """Write the private `CODEX_HOME`; link the user's credentials when no proxy stands between."""
     home.mkdir(parents=True, exist_ok=True)
@@ -103,7 +110,7 @@ def prepare_home(
     base_url = proxied or env.get("OPENAI_BASE_URL") or None
     env_key = "OPENAI_API_KEY" if (proxied or env.get("OPENAI_API_KEY")) else None
     (home / "config.toml").write_text(
-        config_toml(mcp_url, base_url, env_key, _user_settings(user_home)), encoding="utf-8"
+        config_toml(mcp_url, base_url, env_key, _user_settings(user_home), sandbox_mode), encoding="utf-8"
     )
     link = home / AUTH_FILE
     if link.is_symlink() or link.exists():
@@ -111,6 +118,14 @@ def prepare_home(
     source = user_home / AUTH_FILE
     if not proxied and source.exists():
         link.symlink_to(source)
+
+
+def environment(home: Path, tmp: Path) -> dict[str, str]:
+    """`CODEX_HOME`, and a `TMPDIR` outside it: Codex refuses to create the helper it runs
+    sandboxed commands with (`codex-linux-sandbox`) when its home lies under the temporary
+    directory, as a workspace in /tmp does, and every shell command then fails."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    return {"CODEX_HOME": str(home), "TMPDIR": str(tmp)}
 
 
 def argv(executable: str, prompt: str, workspace: Path, last_message: Path) -> list[str]:

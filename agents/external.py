@@ -269,7 +269,7 @@ class CodexAgent(_CliPreset):
     def prepare(self, ctx: InvocationContext, env: Mapping[str, str]) -> dict[str, str]:
         home = ctx.workspace / CONTROL_DIR / CODEX_HOME
         codex_cli.prepare_home(home, str(ctx.mcp_url), ctx.model_base_urls, env)
-        return {"CODEX_HOME": str(home)}
+        return codex_cli.environment(home, ctx.workspace / CONTROL_DIR / "tmp")
 
     def argv(self, ctx: InvocationContext, prompt: str, output: Path) -> list[str]:
         return codex_cli.argv(self.path, prompt, ctx.workspace, output.with_suffix(".last.md"))

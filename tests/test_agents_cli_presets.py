@@ -96,6 +96,7 @@ def test_codex_calls_the_tools_headless_and_files_its_incidents(world, double, u
     assert {i["tool"] for i in world.stream("interventions") if "tool" in i} == {"restart_service"}
     assert "inc-frontend" in world.final_incidents()
     assert usage.model_calls >= 4 and usage.input_tokens > 0
+    assert "inc-frontend" in (workspace / "notes" / "invocation-2.md").read_text()  # notes writable
     config = tomllib.loads((workspace / ".marathon" / "codex-home" / "config.toml").read_text())
     assert list(config["mcp_servers"]) == ["marathon"]
     assert config["mcp_servers"]["marathon"]["default_tools_approval_mode"] == "approve"
@@ -117,6 +118,7 @@ def test_claude_code_calls_the_tools_headless_and_files_its_incidents(world, dou
     assert {i["tool"] for i in world.stream("interventions") if "tool" in i} == {"restart_service"}
     assert "inc-frontend" in world.final_incidents()
     assert usage.model_calls >= 4 and usage.input_tokens > 0
+    assert "inc-frontend" in (workspace / "notes" / "invocation-2.md").read_text()  # notes writable
     requests = double.model_exchanges("messages")
     offered = {name for r in requests for name in r.tools}
     assert "mcp__marathon__get_alerts" in offered
