@@ -165,3 +165,27 @@ def test_the_headline_command_runs_the_preset_from_an_empty_directory(preset, do
     invocations = lines(bundle / "invocations.jsonl")
     assert invocations and {r["status"] for r in invocations} == {"ok"}, invocations
     assert all(r["model_calls"] >= 2 for r in invocations)
+
+
+@pytest.mark.parametrize("preset", [pytest.param(p, marks=needs(p)) for p in CLIS])
+def test_the_runs_model_endpoint_wins_over_the_users_environment(preset, world, double, tmp_path, monkeypatch):  # noqa: F811
+    """With a metering proxy the runner names its URLs on the context; the user's own base URLs
+    (here a dead port) are then the proxy's upstream, not the CLI's."""
+    for name, value in model_env(double, tmp_path / "home").items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+    agent = resolve_agent(preset)
+    with serve_http(world.session) as url:
+        world.n += 1
+        world.advance(120.0)
+        world.session.begin_invocation(1, 120.0)
+        ctx = InvocationContext(
+            n=1, t=120.0, alerts=world.engine.history(), tools=InProcessClient(world.session),
+            workspace=tmp_path / "ws", budget_s=60.0, deadline=time.monotonic() + 60.0, mcp_url=url,
+            model_base_urls={"openai": double.openai_base_url, "anthropic": double.anthropic_base_url},
+        )
+        usage = agent.invoke(ctx)
+        world.session.end_invocation()
+    assert usage.status == "ok", usage.detail
+    assert double.model_exchanges() and "get_alerts" in [r["tool"] for r in world.stream("tool_calls")]

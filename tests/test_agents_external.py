@@ -167,3 +167,41 @@ def test_a_cmd_agents_repair_during_a_marathon_is_credited_by_the_scorer(tmp_pat
     assert executed and all(i["incident_id"].startswith("cmd-") for i in executed)
     statuses = [json.loads(line)["status"] for line in (result.bundle / "invocations.jsonl").read_text().splitlines()]
     assert set(statuses) == {"ok"}
+
+
+CODEX_STAND_IN = """
+import json, os, pathlib, sys, tomllib
+home = pathlib.Path(os.environ["CODEX_HOME"])
+config = tomllib.loads((home / "config.toml").read_text())
+seen = {"servers": sorted(config["mcp_servers"]), "model": config.get("model"),
+        "auth": (home / "auth.json").read_text(), "argv": sys.argv[1:]}
+answer = "```json\\n" + json.dumps({"incidents": []}) + "\\n```"
+for event in ({"type": "thread.started", "thread_id": "t-1"},
+              {"type": "item.completed", "item": {"type": "agent_message", "text": json.dumps(seen) + "\\n" + answer}},
+              {"type": "turn.completed", "usage": {"input_tokens": 10, "output_tokens": 2}}):
+    print(json.dumps(event))
+"""
+
+
+def test_codex_takes_credentials_and_model_from_codex_home_but_none_of_its_servers(world, tmp_path, monkeypatch):  # noqa: F811
+    fake_cli(tmp_path / "bin", "codex", CODEX_STAND_IN)
+    user_home = tmp_path / "user-codex"
+    user_home.mkdir()
+    (user_home / "auth.json").write_text('{"tokens": "the user login"}')
+    (user_home / "config.toml").write_text(
+        'model = "gpt-x"\n\n[mcp_servers.github]\ncommand = "github-mcp"\n'
+    )
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CODEX_HOME", str(user_home))
+    for name in ("OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    agent = resolve_agent("codex")  # the credential check reads $CODEX_HOME/auth.json
+    ctx = context(world, tmp_path / "ws", "http://127.0.0.1:9/mcp")
+    usage = agent.invoke(ctx)
+    text = (tmp_path / "ws" / ".marathon" / "output-001").read_text()
+    seen = json.loads(json.loads(text.splitlines()[1])["item"]["text"].split("\n")[0])
+    assert usage.status == "ok", usage.detail
+    assert seen["servers"] == ["marathon"] and seen["model"] == "gpt-x"
+    assert seen["auth"] == '{"tokens": "the user login"}'
+    assert (usage.model_calls, usage.input_tokens, usage.output_tokens) == (1, 10, 2)
