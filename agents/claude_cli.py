@@ -6,6 +6,9 @@ when no metering proxy stands between (through the proxy a placeholder key is en
 user's own MCP servers, hooks and settings stay out. What the preset sets:
 
 * only the benchmark's MCP server: `--mcp-config <file> --strict-mcp-config`;
+* settings from the private config dir only (`--setting-sources user`): the workspace is the
+  agent's to write, and project settings there (`.claude/settings.json`: permissions, hooks)
+  would otherwise apply to the next invocation;
 * headless permissions: `--allowedTools` the benchmark's tools (`mcp__marathon`) and the file
   tools the agent needs for its notes; `--disallowedTools` web and shell tools
   (WebFetch, WebSearch, Bash);
@@ -83,6 +86,8 @@ def argv(executable: str, prompt: str, mcp_file: Path) -> list[str]:
         "--mcp-config",
         str(mcp_file),
         "--strict-mcp-config",
+        "--setting-sources",
+        "user",
         "--allowedTools",
         *ALLOWED,
         "--disallowedTools",

@@ -250,7 +250,7 @@ def _cli_outcome(outcome: ProcessOutcome, answer: CliAnswer) -> tuple[str, str]:
     if outcome.status == "ok" and not answer.failure:
         return "ok", ""
     if outcome.status == "ok":
-        return "error", f"{outcome.status} but the CLI reported: {answer.failure}"
+        return "error", f"the CLI exited 0 but reported: {answer.failure}"
     cause = answer.failure or outcome.stderr_tail[-300:].strip()
     return outcome.status, f"{outcome.status}: exit {outcome.returncode}: {cause}".strip()
 

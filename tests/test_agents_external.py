@@ -205,3 +205,17 @@ def test_codex_takes_credentials_and_model_from_codex_home_but_none_of_its_serve
     assert seen["servers"] == ["marathon"] and seen["model"] == "gpt-x"
     assert seen["auth"] == '{"tokens": "the user login"}'
     assert (usage.model_calls, usage.input_tokens, usage.output_tokens) == (1, 10, 2)
+
+
+def test_a_codex_run_whose_every_tool_call_was_refused_is_an_error_with_codex_s_message(world, tmp_path, monkeypatch):  # noqa: F811
+    refused = {"type": "mcp_tool_call", "server": "marathon", "tool": "get_alerts", "status": "failed",
+               "error": {"message": "MCP tool call requires approval, but approval policy is never"}}
+    answer = {"type": "agent_message", "text": "```json\n{\"incidents\": []}\n```"}
+    events = [{"type": "item.completed", "item": refused}, {"type": "item.completed", "item": answer},
+              {"type": "turn.completed", "usage": {"input_tokens": 5, "output_tokens": 1}}]
+    fake_cli(tmp_path / "bin", "codex", "".join(f"print({json.dumps(json.dumps(e))})\n" for e in events))
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    usage = resolve_agent("codex").invoke(context(world, tmp_path / "ws", "http://127.0.0.1:9/mcp"))
+    assert usage.status == "error"
+    assert "all 1 MCP tool calls failed" in usage.detail and "requires approval" in usage.detail
