@@ -86,7 +86,14 @@ def invoke(live: World, preset: str, workspace: Path, url: str, n_times: int = 1
 
 
 @needs("codex")
-def test_codex_calls_the_tools_headless_and_files_its_incidents(world, double, user_env, tmp_path):  # noqa: F811
+@pytest.mark.parametrize("user_model", [None, "double-1"], ids=["default-model", "unknown-model"])
+def test_codex_calls_the_tools_headless_and_files_its_incidents(user_model, world, double, user_env, tmp_path):  # noqa: F811
+    """Codex's default model gets code mode (MCP tools reached from the `exec` tool's JavaScript);
+    a model Codex has no metadata for gets the MCP tools as functions of namespace `mcp__marathon`.
+    The user's model choice comes from their own config."""
+    if user_model:
+        (tmp_path / "home" / ".codex").mkdir(parents=True)
+        (tmp_path / "home" / ".codex" / "config.toml").write_text(f'model = "{user_model}"\n')
     workspace = tmp_path / "ws"
     with serve_http(world.session) as url:
         usage = invoke(world, "codex", workspace, url, 2)[1]
@@ -104,6 +111,8 @@ def test_codex_calls_the_tools_headless_and_files_its_incidents(world, double, u
     assert config["model_providers"]["marathon"]["base_url"] == double.openai_base_url
     requests = double.model_exchanges("responses")
     assert requests and all(r.headers.get("authorization") == "Bearer test-key" for r in requests)
+    models = {r.body["model"] for r in requests}
+    assert (models == {user_model}) if user_model else ("double-1" not in models)
     assert not any("web_search" in json.dumps(r.body.get("tools") or []) for r in requests)
 
 
