@@ -162,6 +162,7 @@ def lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", [pytest.param(p, marks=needs(p)) for p in CLIS])
 def test_the_headline_command_runs_the_preset_from_an_empty_directory(preset, double, tmp_path):
     done, bundle = run_headline(preset, double, tmp_path)
