@@ -145,4 +145,4 @@ def parse_price_table(data: Any, source: str = "<data>") -> PriceTable:
             cache_write=values.get("cache_write", values["input"]),
         )
     blob = json.dumps(canonical, sort_keys=True, separators=(",", ":")).encode()
-    return PriceTable(parsed, "sha256:" + hashlib.sha256(blob).hexdigest(), source)
+    return PriceTable(parsed, hashlib.sha256(blob).hexdigest(), source)
