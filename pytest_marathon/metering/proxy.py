@@ -9,7 +9,8 @@ other processes on the machine cannot spend the user's credit through it by gues
 
 Routes (under `http://127.0.0.1:PORT/<run token>`):
 
-* `/openai/v1/responses`, `/openai/v1/chat/completions`: metered (JSON and SSE streams);
+* `/openai/v1/responses` (and `responses/compact`), `/openai/v1/chat/completions`: metered (JSON
+  and SSE streams);
 * `/anthropic/v1/messages`: metered (JSON and SSE streams);
 * any other `/openai/v1/...` and `/anthropic/...` (models list, `count_tokens`, ...): forwarded
   with the credentials substituted, not counted, never refused.
@@ -138,9 +139,7 @@ def _build_app(token: str, ledger: Ledger, upstreams: Mapping[str, Upstream]) ->
 
     async def openai(request: Request) -> Response:
         rest = request.path_params["rest"]
-        flavor: Flavor | None = {"responses": "responses", "chat/completions": "chat"}.get(
-            rest.strip("/")
-        )
+        flavor: Flavor | None = _OPENAI_METERED.get(rest.strip("/"))
         return await _forward(request, "openai", f"/{rest}", flavor)
 
     async def anthropic(request: Request) -> Response:
@@ -238,6 +237,13 @@ def _build_app(token: str, ledger: Ledger, upstreams: Mapping[str, Upstream]) ->
     return Starlette(routes=routes, lifespan=lifespan)
 
 
+#: Metered OpenAI routes (after `/openai/v1/`): Codex also compacts its context through
+#: `responses/compact`, a model call billed like any Responses call.
+_OPENAI_METERED: dict[str, Flavor] = {
+    "responses": "responses",
+    "responses/compact": "responses",
+    "chat/completions": "chat",
+}
 _METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 
 
