@@ -3,10 +3,12 @@
 Each API spells tools, tool calls and tool results its own way; the script should not care, so
 every request is normalised here into a `Conversation`:
 
-* OpenAI Responses (`POST /v1/responses`): `tools` items `{"type": "function", "name", ...}`
-  (Codex may group MCP tools as `{"type": "namespace", "name", "tools": [...]}`); `input` items
-  `function_call` (`name`, `arguments`, `call_id`) and `function_call_output` (`call_id`,
-  `output`: a string or a list of content parts).
+* OpenAI Responses (`POST /v1/responses`): `tools` items `{"type": "function", "name", ...}` or
+  free-form `{"type": "custom", "name", "format"}`, grouped as `{"type": "namespace", "name",
+  "tools": [...]}` (Codex 0.171 also declares tools in an `additional_tools` input item); `input`
+  items `function_call` (`name`, `arguments`, `call_id`) / `custom_tool_call` (`name`, `input`,
+  `call_id`) and `function_call_output` / `custom_tool_call_output` (`call_id`, `output`: a
+  string or a list of content parts).
   https://platform.openai.com/docs/api-reference/responses/create
 * OpenAI Chat Completions (`POST /v1/chat/completions`): `tools` items
   `{"type": "function", "function": {"name", ...}}`; assistant messages carry `tool_calls`
@@ -44,6 +46,7 @@ class Conversation:
     api: str  # "responses" | "chat" | "messages"
     model: str
     tools: dict[str, str] = field(default_factory=dict)  # tool name -> namespace ("" if none)
+    custom_tools: set[str] = field(default_factory=set)  # free-form tools (input is raw text)
     calls: list[ToolResult] = field(default_factory=list)
     system: str = ""
     user_texts: list[str] = field(default_factory=list)
@@ -107,6 +110,8 @@ def from_responses(body: Mapping[str, Any]) -> Conversation:
                 add_tools(tool["tools"], str(tool.get("name") or ""))
             elif tool.get("name"):
                 conv.tools[str(tool["name"])] = namespace
+                if tool.get("type") == "custom":
+                    conv.custom_tools.add(str(tool["name"]))
 
     add_tools(body.get("tools") or [])
     items = body.get("input")
@@ -117,15 +122,20 @@ def from_responses(body: Mapping[str, Any]) -> Conversation:
         if not isinstance(item, Mapping):
             continue
         kind = item.get("type") or ("message" if "role" in item else "")
-        if kind == "message":
+        if kind == "additional_tools":  # Codex declares (code-mode) tools in the input as well
+            add_tools(item.get("tools") or [])
+        elif kind == "message":
             if item.get("role") == "user":
                 conv.user_texts.append(_text_of(item.get("content")))
             elif item.get("role") in {"system", "developer"}:
                 conv.system += "\n" + _text_of(item.get("content"))
         elif kind in {"function_call", "custom_tool_call"}:
             name = str(item.get("name") or "")
-            raw = item.get("arguments", item.get("input"))
-            conv.calls.append(ToolResult(name, _arguments(raw), str(item.get("call_id") or "")))
+            if kind == "custom_tool_call":
+                arguments: dict[str, Any] = {"input": str(item.get("input") or "")}
+            else:
+                arguments = _arguments(item.get("arguments"))
+            conv.calls.append(ToolResult(name, arguments, str(item.get("call_id") or "")))
         elif kind in {"function_call_output", "custom_tool_call_output"}:
             output = item.get("output")
             _answer(conv.calls, str(item.get("call_id") or ""), _text_of(output))

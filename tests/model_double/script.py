@@ -12,15 +12,28 @@ over. `SreScript`, per conversation:
    that incident (skipped when nothing fires);
 4. answer with a short text that ends in the fenced incident JSON block.
 
+How a tool is called depends on what the client offers:
+
+* directly, when the request lists the tool (`get_alerts`, `mcp__marathon__get_alerts`, ...);
+* through Codex's code mode, when the request offers the free-form `exec` tool instead (Codex
+  0.171 with its default model: nested tools, MCP tools among them, are reached from JavaScript
+  as `tools.<name>(args)`, and deferred ones are listed only in `ALL_TOOLS`): the script first
+  runs `text(JSON.stringify(ALL_TOOLS.map(t => t.name)))` to find the names, then one
+  `await tools.<name>({...})` per step. Each script starts with a `// double: <step>` comment so
+  the next request shows which step an `exec` call was.
+
 A tool answer that is an error (or says the call was refused) ends the conversation with a text
 that quotes it and has no incident block, so a client that cannot call tools shows up as a failed
-invocation instead of a quiet zero. A request that offers no `get_alerts` tool (a client's side
-request such as a title or a quota check) gets a one-line text.
+invocation instead of a quiet zero. A request that offers neither (a client's side request such as
+a title or a quota check) gets a one-line text, unless the client offers a tool to wait for MCP
+servers still connecting (Claude Code's `WaitForMcpServers`): then the script waits, as a model
+that needs those tools would, up to `max_waits` times.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -28,7 +41,10 @@ from typing import Any
 
 from .conversation import Conversation, ToolResult
 
+SCRIPTED_TOOLS = ("get_alerts", "report_incidents", "restart_service")
 WORKLOAD_LABELS = ("deployment", "service", "service_name", "container")
+CODE_TOOL = "exec"
+MARKER = re.compile(r"^// double: (\w+)")
 
 
 @dataclass(frozen=True)
@@ -36,6 +52,7 @@ class ToolCall:
     name: str  # the full name as the client offered it
     arguments: Mapping[str, Any]
     namespace: str = ""
+    custom: bool = False  # a free-form tool: `arguments["input"]` is the raw input text
 
 
 @dataclass(frozen=True)
@@ -48,40 +65,47 @@ Script = Callable[[Conversation], Turn]
 
 
 def _json_values(text: str) -> list[Any]:
-    """JSON values in a tool answer: the text itself, or text parts wrapped by the client."""
+    """JSON values in a tool answer: the text itself, the first JSON value inside it, and the
+    text parts a client wrapped around the project's answer (MCP `content`)."""
     try:
-        value = json.loads(text)
+        values = [json.loads(text)]
     except (TypeError, json.JSONDecodeError):
-        return []
-    values = [value]
-    if isinstance(value, Mapping):
-        for part in value.get("content") or []:
+        values = []
+        decoder = json.JSONDecoder()
+        for match in re.finditer(r"[\[{]", text or ""):
+            try:
+                values = [decoder.raw_decode(text, match.start())[0]]
+                break
+            except json.JSONDecodeError:
+                continue
+    found = list(values)
+    for value in values:
+        parts = value.get("content") if isinstance(value, Mapping) else value
+        if isinstance(value, Mapping) and isinstance(value.get("structuredContent"), Mapping):
+            found.append(value["structuredContent"])
+        for part in parts if isinstance(parts, list) else []:
             if isinstance(part, Mapping) and isinstance(part.get("text"), str):
-                values.extend(_json_values(part["text"]))
-        if isinstance(value.get("structuredContent"), Mapping):
-            values.append(value["structuredContent"])
-    elif isinstance(value, list):
-        for part in value:
-            if isinstance(part, Mapping) and isinstance(part.get("text"), str):
-                values.extend(_json_values(part["text"]))
-    return values
+                found.extend(_json_values(part["text"]))
+    return found
 
 
 def tool_answer(call: ToolResult) -> Mapping[str, Any] | None:
-    """The project's tool answer (a JSON object) inside what the client passed back."""
-    for value in _json_values(call.result or ""):
-        if isinstance(value, Mapping) and ("ok" in value or "alerts" in value or "error" in value):
-            return value
-    return None
+    """The project's tool answer (a JSON object) inside what the client passed back: the
+    innermost object that is not an MCP result wrapper (`content` list)."""
+    objects = [v for v in _json_values(call.result or "") if isinstance(v, Mapping)]
+    answers = [v for v in objects if not isinstance(v.get("content"), list)]
+    return answers[-1] if answers else None
 
 
 def refusal(call: ToolResult) -> str | None:
     """Why a tool call failed, or None when it produced a normal answer."""
+    objects = [v for v in _json_values(call.result or "") if isinstance(v, Mapping)]
     answer = tool_answer(call)
-    if answer is not None and answer.get("ok") is not False and "error" not in answer:
+    failed = call.is_error or any(v.get("isError") is True for v in objects)
+    if answer is not None and not failed and answer.get("ok") is not False and "error" not in answer:
         return None
     if answer is not None:
-        return str(answer.get("error") or answer)
+        return str(answer.get("error") or answer)[:400]
     return (call.result or "no answer").strip()[:400] or "empty answer"
 
 
@@ -123,12 +147,34 @@ def group_alerts(alerts: list[Mapping[str, Any]]) -> tuple[list[dict[str, Any]],
     return incidents, firing
 
 
+@dataclass(frozen=True)
+class Step:
+    """One scripted tool call as it happened, whichever way it was made."""
+
+    short: str  # get_alerts | report_incidents | restart_service | discover
+    call: ToolResult
+
+
+def steps_of(conv: Conversation) -> list[Step]:
+    steps = []
+    for call in conv.calls:
+        marker = MARKER.match(str(call.arguments.get("input") or "")) if call.name.endswith(CODE_TOOL) else None
+        if marker:
+            steps.append(Step(marker.group(1), call))
+            continue
+        for short in SCRIPTED_TOOLS:
+            if conv.tool_named(short) == call.name or call.name.endswith("__" + short):
+                steps.append(Step(short, call))
+    return steps
+
+
 @dataclass
 class SreScript:
     """Callable script; `final_note` is added before the JSON block of the final answer."""
 
     final_note: str = "Triage done."
     limit: int = 200
+    max_waits: int = 3
     decisions: list[str] = field(default_factory=list)
 
     def __call__(self, conv: Conversation) -> Turn:
@@ -136,31 +182,65 @@ class SreScript:
         self.decisions.append(turn.name if isinstance(turn, ToolCall) else "text")
         return turn
 
-    def _call(self, conv: Conversation, short: str, arguments: Mapping[str, Any]) -> Turn:
-        name = conv.tool_named(short)
-        if name is None:
-            return Text(f"I cannot continue: no `{short}` tool is offered.")
-        return ToolCall(name, dict(arguments), conv.tools.get(name, ""))
-
     def _decide(self, conv: Conversation) -> Turn:
-        if conv.tool_named("get_alerts") is None:
+        code = next((n for n in conv.custom_tools if n == CODE_TOOL), None)
+        if conv.tool_named("get_alerts") is None and code is None:
+            wait = next((n for n in conv.tools if "wait" in n.lower() and "mcp" in n.lower()), None)
+            if wait is not None and len([c for c in conv.calls if c.name == wait]) < self.max_waits:
+                return ToolCall(wait, {}, conv.tools[wait])
             return Text("OK")
-        for call in conv.calls:
-            if call.result is not None and (why := refusal(call)) is not None:
-                return Text(f"The tool call {call.name} failed: {why}")
-        reads = conv.calls_of("get_alerts")
-        if not reads:
-            return self._call(conv, "get_alerts", {"state": "any", "limit": self.limit})
-        answer = tool_answer(reads[-1]) or {}
+        steps = steps_of(conv)
+        for step in steps:
+            if step.short != "discover" and step.call.result is not None and (why := refusal(step.call)):
+                return Text(f"The tool call {step.short} failed: {why}")
+        names = self._names(conv, steps)
+        if not isinstance(names, dict):
+            return names
+        done = {step.short for step in steps}
+        if "get_alerts" not in done:
+            return self._call(conv, names, "get_alerts", {"state": "any", "limit": self.limit})
+        read = next(s for s in steps if s.short == "get_alerts")
+        answer = tool_answer(read.call) or {}
         incidents, firing = group_alerts(list(answer.get("alerts") or []))
         if not incidents:
             return Text(f"{self.final_note} No alerts.\n\n```json\n{json.dumps({'incidents': []})}\n```")
-        if not conv.calls_of("report_incidents"):
-            return self._call(conv, "report_incidents", {"incidents": incidents})
-        if firing and not conv.calls_of("restart_service"):
+        if "report_incidents" not in done:
+            return self._call(conv, names, "report_incidents", {"incidents": incidents})
+        if firing and "restart_service" not in done:
             workload, _ = firing.most_common(1)[0]
-            return self._call(
-                conv, "restart_service", {"incident_id": f"inc-{workload}", "service": workload}
-            )
+            arguments = {"incident_id": f"inc-{workload}", "service": workload}
+            return self._call(conv, names, "restart_service", arguments)
         block = json.dumps({"incidents": incidents}, indent=1)
         return Text(f"{self.final_note} Reported {len(incidents)} incidents.\n\n```json\n{block}\n```")
+
+    def _names(self, conv: Conversation, steps: list[Step]) -> dict[str, str] | Turn:
+        """Full tool names by short name: offered directly, or found through `ALL_TOOLS`."""
+        direct = {short: conv.tool_named(short) for short in SCRIPTED_TOOLS}
+        if all(direct.values()):
+            return {k: v for k, v in direct.items() if v}
+        listing = next((s.call for s in steps if s.short == "discover"), None)
+        if listing is None:
+            js = "// double: discover\ntext(JSON.stringify(ALL_TOOLS.map((t) => t.name)));\n"
+            return ToolCall(CODE_TOOL, {"input": js}, conv.tools.get(CODE_TOOL, ""), custom=True)
+        if listing.result is None:
+            return Text("The tool listing got no answer.")
+        listed = [v for v in _json_values(listing.result) if isinstance(v, list)]
+        available = [str(n) for n in (listed[0] if listed else [])]
+        names = {}
+        for short in SCRIPTED_TOOLS:
+            match = next((n for n in available if n == short or n.endswith("__" + short)), None)
+            if match is None:
+                return Text(f"I cannot continue: no `{short}` tool among {available[:40]}")
+            names[short] = match
+        return names
+
+    def _call(self, conv: Conversation, names: dict[str, str], short: str, arguments: Mapping[str, Any]) -> Turn:
+        name = names[short]
+        if name in conv.tools:
+            return ToolCall(name, dict(arguments), conv.tools.get(name, ""))
+        js = (
+            f"// double: {short}\n"
+            f"const answer = await tools.{name}({json.dumps(arguments)});\n"
+            "text(JSON.stringify(answer));\n"
+        )
+        return ToolCall(CODE_TOOL, {"input": js}, conv.tools.get(CODE_TOOL, ""), custom=True)

@@ -43,7 +43,7 @@ class Exchange:
 
     method: str
     path: str
-    headers: dict[str, str]
+    headers: dict[str, str]  # names lower-cased
     body: Any
     api: str = ""  # "responses" | "chat" | "messages" | "count_tokens" | "models" | ""
     stream: bool = False
@@ -51,6 +51,7 @@ class Exchange:
     turn: Turn | None = None
     usage: tuple[int, int] = (0, 0)  # (input tokens, output tokens) reported in the answer
     tools: list[str] = field(default_factory=list)
+    error: str = ""  # the script's exception, answered as HTTP 500
 
 
 def _usage_for(raw: bytes, turn: Turn) -> tuple[int, int]:
@@ -181,7 +182,7 @@ class _Handler(BaseHTTPRequestHandler):
     # routes ------------------------------------------------------------------------------------
     def do_GET(self) -> None:  # noqa: N802 - http.server's naming
         path = urlsplit(self.path).path
-        exchange = Exchange("GET", self.path, dict(self.headers.items()), None)
+        exchange = Exchange("GET", self.path, {k.lower(): v for k, v in self.headers.items()}, None)
         if path.rstrip("/") == "/v1/models":
             exchange.api = "models"
             model = {"id": self.double.model, "object": "model", "created": 0, "owned_by": "model-double"}
@@ -199,7 +200,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw or b"null")
         except json.JSONDecodeError:
             body = None
-        exchange = Exchange("POST", self.path, dict(self.headers.items()), body)
+        exchange = Exchange("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body)
         try:
             self._answer(path, raw, body, exchange)
         finally:
@@ -227,7 +228,12 @@ class _Handler(BaseHTTPRequestHandler):
             exchange.status = failure[0]
             self._send_json(*failure)
             return
-        turn = self.double._decide(conv)
+        try:
+            turn = self.double._decide(conv)
+        except Exception as exc:  # a broken script must show in the test, not as a dropped stream
+            exchange.status, exchange.error = 500, f"{type(exc).__name__}: {exc}"
+            self._send_json(500, {"error": {"type": "api_error", "message": f"model double script: {exchange.error}"}})
+            return
         model = str(body.get("model") or self.double.model)
         exchange.turn, exchange.usage = turn, _usage_for(raw, turn)
         n = len(self.double.exchanges) + 1

@@ -7,7 +7,9 @@ Responses streaming follows the API reference's event list
 `item` is a full ResponseItem, and `response.completed` whose `response` has `id` and `usage`
 with `input_tokens`, `input_tokens_details.cached_tokens`, `output_tokens`,
 `output_tokens_details.reasoning_tokens`, `total_tokens`; a stream without
-`response.completed` is an error there). Each SSE event is sent as `event: <type>` plus
+`response.completed` is an error there). Free-form tools (Codex's code-mode `exec`) are
+`custom_tool_call` items (`call_id`, `name`, `input`) streamed with
+`response.custom_tool_call_input.delta`/`.done`. Each SSE event is sent as `event: <type>` plus
 `data: <json>` with a `sequence_number`.
 
 Chat Completions streaming (https://platform.openai.com/docs/api-reference/chat-streaming):
@@ -25,7 +27,8 @@ from typing import Any
 
 from .script import ToolCall, Turn
 
-Event = tuple[str | None, Any]  # (SSE event name or None, data: JSON value or a raw string)
+Event = tuple[str | None, Any]
+DEFAULT_NAMESPACE = "functions"  # tools in Codex's `functions` namespace are called by bare name  # (SSE event name or None, data: JSON value or a raw string)
 
 
 def _pieces(text: str, size: int = 24) -> list[str]:
@@ -33,6 +36,18 @@ def _pieces(text: str, size: int = 24) -> list[str]:
 
 
 def responses_item(turn: Turn, n: int) -> dict[str, Any]:
+    if isinstance(turn, ToolCall) and turn.custom:
+        item = {
+            "id": f"ctc_{n}",
+            "type": "custom_tool_call",
+            "status": "completed",
+            "call_id": f"call_{n}",
+            "name": turn.name,
+            "input": str(turn.arguments.get("input") or ""),
+        }
+        if turn.namespace and turn.namespace != DEFAULT_NAMESPACE:
+            item["namespace"] = turn.namespace
+        return item
     if isinstance(turn, ToolCall):
         item: dict[str, Any] = {
             "id": f"fc_{n}",
@@ -42,7 +57,7 @@ def responses_item(turn: Turn, n: int) -> dict[str, Any]:
             "name": turn.name,
             "arguments": json.dumps(turn.arguments),
         }
-        if turn.namespace:
+        if turn.namespace and turn.namespace != DEFAULT_NAMESPACE:
             item["namespace"] = turn.namespace
         return item
     return {
@@ -91,7 +106,17 @@ def responses_events(turn: Turn, n: int, model: str, usage: tuple[int, int]) -> 
         {"type": "response.created", "response": responses_object(turn, n, model, None, "in_progress")},
         {"type": "response.in_progress", "response": responses_object(turn, n, model, None, "in_progress")},
     ]
-    if isinstance(turn, ToolCall):
+    if isinstance(turn, ToolCall) and turn.custom:
+        added = {**done, "status": "in_progress", "input": ""}
+        events.append({"type": "response.output_item.added", "output_index": 0, "item": added})
+        for piece in _pieces(done["input"]):
+            events.append(
+                {"type": "response.custom_tool_call_input.delta", "item_id": done["id"], "output_index": 0, "delta": piece}
+            )
+        events.append(
+            {"type": "response.custom_tool_call_input.done", "item_id": done["id"], "output_index": 0, "input": done["input"]}
+        )
+    elif isinstance(turn, ToolCall):
         added = {**done, "status": "in_progress", "arguments": ""}
         events.append({"type": "response.output_item.added", "output_index": 0, "item": added})
         for piece in _pieces(done["arguments"]):
