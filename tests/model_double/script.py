@@ -10,7 +10,11 @@ over. `SreScript`, per conversation:
    `inc-<workload>` each;
 3. call `restart_service` for the workload of the incident with the most firing alerts, citing
    that incident (skipped when nothing fires);
-4. answer with a short text that ends in the fenced incident JSON block.
+4. with `notes` on, write `notes/invocation-<n>.md` in the working directory with the client's
+   own file or shell tool (Claude Code `Write` with the absolute path its prompt names as
+   "Primary working directory"; Codex `exec_command`), as the benchmark's rules ask; a failed
+   write is remembered in `note_failures`, not fatal;
+5. answer with a short text that ends in the fenced incident JSON block.
 
 How a tool is called depends on what the client offers:
 
@@ -34,6 +38,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -165,7 +170,14 @@ def steps_of(conv: Conversation) -> list[Step]:
         for short in SCRIPTED_TOOLS:
             if conv.tool_named(short) == call.name or call.name.endswith("__" + short):
                 steps.append(Step(short, call))
+        if call.name in {"Write", "exec_command"}:
+            steps.append(Step("notes", call))
     return steps
+
+
+def _note_failed(call: ToolResult) -> bool:
+    text = (call.result or "").lower()
+    return call.is_error or "written" not in text and "success" not in text and "created" not in text
 
 
 @dataclass
@@ -175,7 +187,9 @@ class SreScript:
     final_note: str = "Triage done."
     limit: int = 200
     max_waits: int = 3
+    notes: bool = True
     decisions: list[str] = field(default_factory=list)
+    note_failures: list[str] = field(default_factory=list)
 
     def __call__(self, conv: Conversation) -> Turn:
         turn = self._decide(conv)
@@ -191,7 +205,7 @@ class SreScript:
             return Text("OK")
         steps = steps_of(conv)
         for step in steps:
-            if step.short != "discover" and step.call.result is not None and (why := refusal(step.call)):
+            if step.short in SCRIPTED_TOOLS and step.call.result is not None and (why := refusal(step.call)):
                 return Text(f"The tool call {step.short} failed: {why}")
         names = self._names(conv, steps)
         if not isinstance(names, dict):
@@ -210,8 +224,32 @@ class SreScript:
             workload, _ = firing.most_common(1)[0]
             arguments = {"incident_id": f"inc-{workload}", "service": workload}
             return self._call(conv, names, "restart_service", arguments)
+        if self.notes and "notes" not in done:
+            note = self._note(conv, incidents)
+            if note is not None:
+                return note
+        for step in steps:
+            if step.short == "notes" and step.call.result is not None and _note_failed(step.call):
+                self.note_failures.append(step.call.result[:400])
         block = json.dumps({"incidents": incidents}, indent=1)
         return Text(f"{self.final_note} Reported {len(incidents)} incidents.\n\n```json\n{block}\n```")
+
+    def _note(self, conv: Conversation, incidents: list[dict[str, Any]]) -> Turn | None:
+        texts = "\n".join([conv.system, *conv.user_texts])
+        number = re.search(r"Invocation (\d+)", texts)
+        path = f"notes/invocation-{number.group(1) if number else 0}.md"
+        content = "".join(f"- {i['incident_id']}: {len(i['alert_ids'])} alerts\n" for i in incidents)
+        write = conv.tool_named("Write")
+        cwd = re.search(r"Primary working directory: (\S+)", texts)
+        if write is not None and cwd is not None:
+            return ToolCall(write, {"file_path": f"{cwd.group(1)}/{path}", "content": content}, conv.tools[write])
+        command = f"mkdir -p notes && printf %s {shlex.quote(content)} > {path} && echo written"
+        if conv.tool_named("exec_command") is not None:
+            return ToolCall("exec_command", {"cmd": command}, conv.tools["exec_command"])
+        if CODE_TOOL in conv.custom_tools:
+            js = f"// double: notes\nconst answer = await tools.exec_command({json.dumps({'cmd': command})});\ntext(JSON.stringify(answer));\n"
+            return ToolCall(CODE_TOOL, {"input": js}, conv.tools.get(CODE_TOOL, ""), custom=True)
+        return None
 
     def _names(self, conv: Conversation, steps: list[Step]) -> dict[str, str] | Turn:
         """Full tool names by short name: offered directly, or found through `ALL_TOOLS`."""
