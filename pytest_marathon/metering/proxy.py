@@ -40,7 +40,7 @@ from starlette.routing import Route
 
 from pytest_marathon.metering.credentials import PLACEHOLDER_KEY, Upstream, upstreams_from_env
 from pytest_marathon.metering.ledger import InvocationMetering, Ledger, Ticket
-from pytest_marathon.metering.prices import PriceTable
+from pytest_marathon.metering.prices import PriceTable, TokenCounts
 from pytest_marathon.metering.usage import Flavor, StreamUsage, split_events, usage_of_body
 
 _AUTH_HEADERS = ("authorization", "x-api-key", "api-key")
@@ -179,15 +179,15 @@ def _build_app(token: str, ledger: Ledger, upstreams: Mapping[str, Upstream]) ->
             return _error(provider, 502, "api_error", f"upstream {upstream.base_url}: {exc}")
         headers = {k: v for k, v in answer.headers.items() if k.lower() not in _HOP_BY_HOP}
         if ticket is None or flavor is None:
-            return StreamingResponse(
-                _passthrough(answer), status_code=answer.status_code, headers=headers
+            call = _UpstreamCall(answer)
+            return _ClosingStream(
+                call, _passthrough(call), status_code=answer.status_code, headers=headers
             )
         if answer.headers.get("content-type", "").startswith("text/event-stream"):
+            call = _UpstreamCall(answer, ledger, ticket, _requested_model(body))
             stream = StreamUsage(flavor, hide_usage_chunk=hide_usage_chunk)
-            return StreamingResponse(
-                _metered_stream(answer, stream, ticket, _requested_model(body)),
-                status_code=answer.status_code,
-                headers=headers,
+            return _ClosingStream(
+                call, _metered_stream(call, stream), status_code=answer.status_code, headers=headers
             )
         try:
             content = await answer.aread()
@@ -202,32 +202,27 @@ def _build_app(token: str, ledger: Ledger, upstreams: Mapping[str, Upstream]) ->
         ledger.settle(ticket, model or _requested_model(body), tokens)
         return Response(content, status_code=answer.status_code, headers=headers)
 
-    async def _passthrough(answer: httpx.Response) -> AsyncIterator[bytes]:
+    async def _passthrough(call: _UpstreamCall) -> AsyncIterator[bytes]:
         try:
-            async for chunk in answer.aiter_bytes():
+            async for chunk in call.answer.aiter_bytes():
                 yield chunk
         finally:
-            await answer.aclose()
+            await call.finish()
 
-    async def _metered_stream(
-        answer: httpx.Response, stream: StreamUsage, ticket: Ticket, requested: str | None
-    ) -> AsyncIterator[bytes]:
+    async def _metered_stream(call: _UpstreamCall, stream: StreamUsage) -> AsyncIterator[bytes]:
         buffer = bytearray()
-        settled = False
         try:
-            async for chunk in answer.aiter_bytes():
+            async for chunk in call.answer.aiter_bytes():
                 buffer += chunk
                 for event in split_events(buffer):
-                    if not stream.feed(event.data):
+                    hide = stream.feed(event.data)
+                    call.model, call.tokens = stream.model, stream.tokens
+                    if not hide:
                         yield event.raw
             if buffer:
                 yield bytes(buffer)
-            ledger.settle(ticket, stream.model or requested, stream.tokens)
-            settled = True
-        finally:
-            if not settled:  # the client went away or the upstream broke: keep what was read
-                ledger.settle(ticket, stream.model or requested, stream.tokens)
-            await answer.aclose()
+        finally:  # also when the client went away or the upstream broke: keep what was read
+            await call.finish()
 
     routes = [
         Route(f"/{token}/openai/v1/{{rest:path}}", openai, methods=_METHODS),
@@ -244,6 +239,48 @@ _OPENAI_METERED: dict[str, Flavor] = {
     "responses/compact": "responses",
     "chat/completions": "chat",
 }
+class _UpstreamCall:
+    """An upstream answer being streamed to the client, and (for a metered call) its ticket.
+    `finish` settles the ticket with the usage read so far and closes the upstream, once."""
+
+    def __init__(
+        self,
+        answer: httpx.Response,
+        ledger: Ledger | None = None,
+        ticket: Ticket | None = None,
+        requested_model: str | None = None,
+    ) -> None:
+        self.answer = answer
+        self.ledger, self.ticket = ledger, ticket
+        self.model: str | None = None
+        self.tokens: TokenCounts | None = None
+        self.requested_model = requested_model
+        self._finished = False
+
+    async def finish(self) -> None:
+        if self._finished:
+            return
+        self._finished = True
+        if self.ledger is not None and self.ticket is not None:
+            self.ledger.settle(self.ticket, self.model or self.requested_model, self.tokens)
+        await self.answer.aclose()
+
+
+class _ClosingStream(StreamingResponse):
+    """A streamed answer that finishes its upstream call even when the body is never iterated
+    (the client went away before the first byte), so no call stays in flight for ever."""
+
+    def __init__(self, call: _UpstreamCall, content: AsyncIterator[bytes], **kwargs: Any) -> None:
+        super().__init__(content, **kwargs)
+        self._call = call
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            await self._call.finish()
+
+
 _METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 
 
