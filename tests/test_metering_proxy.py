@@ -350,3 +350,13 @@ def test_a_stream_cut_by_the_client_is_counted_and_settled(double):
 def test_the_price_table_ships_with_the_package():
     path = Path(__file__).parents[1] / "setup.cfg"
     assert "pytest_marathon.metering = *.yaml" in path.read_text()
+
+
+def test_a_star_entry_prices_every_model_the_table_does_not_list(tmp_path):
+    path = tmp_path / "prices.yaml"
+    path.write_text('models:\n  gpt-5: {input: 1, output: 1}\n  "*": {input: 50, output: 100}\n')
+    table = load_price_table(path)
+    tokens = TokenCounts(input_tokens=1_000_000, output_tokens=1_000_000)
+    assert table.cost("gpt-5", tokens) == 2.0
+    assert table.cost("gpt-6.2-sol", tokens) == 150.0
+    assert load_price_table().price_of("gpt-6.2-sol") is None

@@ -20,6 +20,8 @@ from typing import Any
 import yaml
 
 PRICE_FIELDS = ("input", "cached_input", "cache_write", "output")
+#: The entry that prices every model a table does not list (none in the built-in table).
+ANY_MODEL = "*"
 #: A dated snapshot or alias of a listed model: `gpt-4o-2024-08-06`, `claude-3-5-haiku-20241022`,
 #: `claude-sonnet-4-5-latest`.
 _SUFFIX = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8}|latest)$")
@@ -72,14 +74,15 @@ class PriceTable:
 
     def price_of(self, model: str | None) -> ModelPrice | None:
         """The model's price: its exact name, else its name without a date or `-latest`
-        suffix; None when unlisted (a prefix is not enough: `gpt-4.1-nano` is not `gpt-4.1`)."""
+        suffix, else the table's `"*"` entry; None when unlisted (a prefix is not enough:
+        `gpt-4.1-nano` is not `gpt-4.1`)."""
         if not model:
             return None
         name = model.strip().lower()
         if name in self.models:
             return self.models[name]
         base = _SUFFIX.sub("", name)
-        return self.models.get(base)
+        return self.models.get(base) or self.models.get(ANY_MODEL)
 
     def cost(self, model: str | None, tokens: TokenCounts) -> float | None:
         """Dollars for these tokens of this model; None when the model is not priced."""
