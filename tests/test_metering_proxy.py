@@ -29,6 +29,7 @@ from pytest_marathon.metering import (
     parse_max_cost,
     upstreams_from_env,
 )
+from pytest_marathon.metering.usage import tokens_of
 
 REAL_OPENAI = "sk-real-user-key-openai"
 REAL_ANTHROPIC = "sk-ant-real-user-key"
@@ -360,3 +361,25 @@ def test_a_star_entry_prices_every_model_the_table_does_not_list(tmp_path):
     assert table.cost("gpt-5", tokens) == 2.0
     assert table.cost("gpt-6.2-sol", tokens) == 150.0
     assert load_price_table().price_of("gpt-6.2-sol") is None
+
+
+def test_tokens_are_normalised_across_the_wire_formats():
+    anthropic = tokens_of(
+        "anthropic",
+        {"input_tokens": 100, "cache_read_input_tokens": 900, "cache_creation_input_tokens": 50,
+         "output_tokens": 20},
+    )
+    assert anthropic == TokenCounts(
+        input_tokens=1050, output_tokens=20, cached_input_tokens=900, cache_write_tokens=50
+    )
+    responses = tokens_of(
+        "responses", {"input_tokens": 1000, "input_tokens_details": {"cached_tokens": 600},
+                      "output_tokens": 7}
+    )
+    chat = tokens_of(
+        "chat", {"prompt_tokens": 1000, "prompt_tokens_details": {"cached_tokens": 600},
+                 "completion_tokens": 7}
+    )
+    assert responses == chat == TokenCounts(1000, 7, 600)
+    sonnet = load_price_table().price_of("claude-sonnet-4-5")
+    assert sonnet.cost(anthropic) == pytest.approx((100 * 3 + 900 * 0.3 + 50 * 3.75 + 20 * 15) / 1e6)

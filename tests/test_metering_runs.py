@@ -230,3 +230,17 @@ def test_the_pytest_options_set_the_budget_and_price_table_of_every_run(
     assert manifest["config"]["max_cost_usd"] is None
     digest = load_price_table(pytester.path / "prices.yaml").digest
     assert manifest["config"]["price_table_digest"] == digest
+
+
+def test_the_cli_run_says_when_calls_were_refused_at_its_budget(
+    double: ModelDouble, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = _scenario(tmp_path / "metered.yaml", 1)
+    code = main(["run", "--app", "boutique", "--agent", f'cmd:"{sys.executable}" "{PROGRAM}"',
+                 "--seed", "1", "--scenario", str(scenario), "--out", str(tmp_path / "b"),
+                 "--baseline-cache", str(tmp_path / "cache"), "--max-cost", "0.000001",
+                 "--alerts", "0"])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "metering: 1 model calls refused: the run's budget was spent" in out
+    assert len(double.model_exchanges()) == 1

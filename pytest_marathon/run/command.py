@@ -172,8 +172,19 @@ def _summary(result: Any) -> str:
         + "".join(
             f", {status} {n}" for status, n in sorted(result.invocations.items()) if status != "ok"
         ),
+        *_metering_line(result.score_report.get("cost") or {}),
     ]
     return "\n".join(lines)
+
+
+def _metering_line(cost: dict[str, Any]) -> list[str]:
+    """What the metering proxy refused or could not price, when it did (else nothing)."""
+    notes = []
+    if cost.get("refused_calls"):
+        notes.append(f"{cost['refused_calls']} model calls refused: the run's budget was spent")
+    if cost.get("unpriced_models"):
+        notes.append("tokens of models without a price (not in $): " + ", ".join(cost["unpriced_models"]))
+    return [f"metering: {'; '.join(notes)}"] if notes else []
 
 
 def _alert_history(bundle: Path, limit: int) -> str:
