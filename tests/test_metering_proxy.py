@@ -9,6 +9,7 @@ the upstream saw the user's key, never the agent's placeholder.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -385,3 +386,19 @@ def test_tokens_are_normalised_across_the_wire_formats():
     assert responses == chat == TokenCounts(1000, 7, 600)
     sonnet = load_price_table().price_of("claude-sonnet-4-5")
     assert sonnet.cost(anthropic) == pytest.approx((100 * 3 + 900 * 0.3 + 50 * 3.75 + 20 * 15) / 1e6)
+
+
+def test_a_call_still_answered_when_its_invocation_ends_is_unsettled_and_still_costs(double):
+    slow = ModelDouble(script=lambda conv: Text("z" * 1200), model=MODEL, stream_delay_s=0.05)
+    with slow, MeteringProxy(load_price_table(), None, _upstreams(slow)) as proxy:
+        proxy.begin_invocation(1)
+        reader = threading.Thread(
+            target=lambda: list(_sdk(proxy).responses.create(model=MODEL, input="go", stream=True))
+        )
+        reader.start()
+        time.sleep(0.3)
+        record = proxy.end_invocation()  # waits its 2 s grace, the stream takes ~3 s
+        reader.join(30)
+        spent = proxy.spent_usd
+    assert (record.requests, record.unsettled, record.input_tokens) == (1, 1, 0)
+    assert spent == pytest.approx(_cost(slow.model_exchanges()[0].usage, GPT5_MINI))
