@@ -177,6 +177,10 @@ def _build_app(token: str, ledger: Ledger, upstreams: Mapping[str, Upstream]) ->
             if ticket is not None:
                 ledger.settle(ticket, None, None)
             return _error(provider, 502, "api_error", f"upstream {upstream.base_url}: {exc}")
+        except BaseException:  # cancelled (the server stops): the call is over, uncounted tokens
+            if ticket is not None:
+                ledger.settle(ticket, None, None)
+            raise
         headers = {k: v for k, v in answer.headers.items() if k.lower() not in _HOP_BY_HOP}
         if ticket is None or flavor is None:
             call = _UpstreamCall(answer)
@@ -194,6 +198,9 @@ def _build_app(token: str, ledger: Ledger, upstreams: Mapping[str, Upstream]) ->
         except httpx.HTTPError as exc:
             ledger.settle(ticket, None, None)
             return _error(provider, 502, "api_error", f"upstream {upstream.base_url}: {exc}")
+        except BaseException:
+            ledger.settle(ticket, None, None)
+            raise
         finally:
             await answer.aclose()
         model, tokens = None, None
