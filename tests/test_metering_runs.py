@@ -124,7 +124,7 @@ def test_calls_made_before_a_timeout_are_recorded(
 
 
 def test_a_run_past_its_budget_gets_refusals_and_records_them(
-    double: ModelDouble, tmp_path: Path
+    double: ModelDouble, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     result = run_marathon(_cmd(tmp_path, 2, max_cost_usd=1e-6), baseline_cache=None, score=False)
     first, second = _records(result.bundle)
@@ -138,6 +138,8 @@ def test_a_run_past_its_budget_gets_refusals_and_records_them(
     ]
     manifest = json.loads((result.bundle / "manifest.json").read_text())
     assert manifest["config"]["max_cost_usd"] == 1e-6
+    assert main(["score", str(result.bundle)]) == 0
+    assert "; 2 calls refused at the budget" in capsys.readouterr().out
 
 
 class ModelPlugin:
