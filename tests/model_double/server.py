@@ -183,6 +183,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 - http.server's naming
         path = urlsplit(self.path).path
         exchange = Exchange("GET", self.path, {k.lower(): v for k, v in self.headers.items()}, None)
+        self.double._record(exchange)
         if path.rstrip("/") == "/v1/models":
             exchange.api = "models"
             model = {"id": self.double.model, "object": "model", "created": 0, "owned_by": "model-double"}
@@ -190,7 +191,6 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             exchange.status = 404
             self._send_json(404, {"error": {"type": "not_found", "message": f"no route {path}"}})
-        self.double._record(exchange)
 
     def do_POST(self) -> None:  # noqa: N802
         length = int(self.headers.get("Content-Length") or 0)
@@ -201,10 +201,8 @@ class _Handler(BaseHTTPRequestHandler):
         except json.JSONDecodeError:
             body = None
         exchange = Exchange("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body)
-        try:
-            self._answer(path, raw, body, exchange)
-        finally:
-            self.double._record(exchange)
+        self.double._record(exchange)  # before answering: a client may look as soon as it has read
+        self._answer(path, raw, body, exchange)
 
     def _answer(self, path: str, raw: bytes, body: Any, exchange: Exchange) -> None:
         readers = {"/v1/responses": from_responses, "/v1/chat/completions": from_chat, "/v1/messages": from_messages}
@@ -236,7 +234,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         model = str(body.get("model") or self.double.model)
         exchange.turn, exchange.usage = turn, _usage_for(raw, turn)
-        n = len(self.double.exchanges) + 1
+        n = len(self.double.exchanges)
         if conv.api == "responses":
             if exchange.stream:
                 self._send_events(wire_openai.responses_events(turn, n, model, exchange.usage))
