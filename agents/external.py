@@ -2,8 +2,9 @@
 
 `cmd:"<command line>"` runs the program with its workspace as cwd, the live session's MCP endpoint
 in `MARATHON_MCP_URL` (loopback streamable HTTP; a ready `mcp.json` sits in the workspace), the
-cumulative alert history in the JSON file `MARATHON_ALERTS`, and the invocation's wall-clock budget
-enforced by killing its process group (`pytest_marathon.interface.run_process_invocation`).
+cumulative alert history in the JSON file `MARATHON_ALERTS`, the run's metering proxy in
+OPENAI_BASE_URL / ANTHROPIC_BASE_URL (with placeholder keys), and the invocation's wall-clock
+budget enforced by killing its process group (`pytest_marathon.interface.run_process_invocation`).
 
 The `codex` and `claude-code` presets are the paper's adapter (Appendix G): they write the CLI's own
 MCP configuration and the benchmark's rules as project instructions (AGENTS.md / CLAUDE.md) into
@@ -30,6 +31,7 @@ from pytest_marathon.agents.protocol import InvocationContext, InvocationUsage
 from pytest_marathon.agents.tooling import call_tool
 
 from pytest_marathon.interface.invocation import ProcessOutcome, run_process_invocation
+from pytest_marathon.metering.credentials import agent_environment
 
 MCP_SERVER_NAME = "marathon"
 CONTROL_DIR = ".marathon"  # files the benchmark writes for the agent, inside its workspace
@@ -41,7 +43,9 @@ class AgentUnavailable(ValueError):
 
 
 def write_invocation_files(ctx: InvocationContext) -> dict[str, str]:
-    """Alert history and MCP client config in the workspace; returns the MARATHON_* variables."""
+    """Alert history and MCP client config in the workspace; returns the MARATHON_* variables,
+    and, when the run meters model calls, OPENAI_BASE_URL / ANTHROPIC_BASE_URL naming its proxy
+    with a placeholder in every credential variable, so the process never holds the user's key."""
     if not ctx.mcp_url:
         raise RuntimeError(
             "external agents need the live session served over MCP (ctx.mcp_url); the runner "
@@ -60,6 +64,7 @@ def write_invocation_files(ctx: InvocationContext) -> dict[str, str]:
         "MARATHON_INVOCATION": str(ctx.n),
         "MARATHON_TIME": f"{ctx.t:g}",
         "MARATHON_BUDGET_S": f"{ctx.budget_s:g}",
+        **agent_environment(ctx.model_base_urls),
     }
 
 

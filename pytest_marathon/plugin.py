@@ -76,6 +76,8 @@ class MarathonItem(pytest.Item):
             backend=settings.backend,
             delta_s=settings.delta_s,
             budget_s=settings.budget_s,
+            max_cost_usd=settings.max_cost_usd,
+            price_table=settings.price_table,
             **self.run,
         )
         result = run_marathon(
