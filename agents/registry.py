@@ -64,7 +64,14 @@ def _plugin_entry_points() -> dict[str, Any]:
 
 def _instantiate(obj: Any, spec: str) -> Agent:
     if isinstance(obj, type) or (callable(obj) and not hasattr(obj, "invoke")):
-        agent = obj()  # a class or a factory
+        try:
+            agent = obj()  # a class or a factory
+        except ValueError:  # already says what is wrong (AgentUnavailable names the missing CLI)
+            raise
+        except Exception as exc:  # noqa: BLE001 - the plug-in's failure, reported in one line
+            raise ValueError(
+                f"agent {spec!r} could not be created: {type(exc).__name__}: {exc}"
+            ) from exc
     else:
         agent = obj
     if not callable(getattr(agent, "invoke", None)):

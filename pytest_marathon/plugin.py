@@ -71,7 +71,15 @@ class MarathonItem(pytest.Item):
         from pytest_marathon.runner import run_marathon
 
         settings = self.config.stash[SETTINGS]
-        run_config = RunConfig(out_dir=settings.bundle_dir, backend=settings.backend, **self.run)
+        run_config = RunConfig(
+            out_dir=settings.bundle_dir,
+            backend=settings.backend,
+            delta_s=settings.delta_s,
+            budget_s=settings.budget_s,
+            max_cost_usd=settings.max_cost_usd,
+            price_table=settings.price_table,
+            **self.run,
+        )
         result = run_marathon(
             run_config,
             progress=_progress_for(self.config),

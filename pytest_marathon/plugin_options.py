@@ -16,8 +16,12 @@ import pytest
 from pytest_marathon.config import (
     BACKENDS,
     DEFAULT_BACKEND,
+    DEFAULT_BUDGET_S,
+    DEFAULT_DELTA_S,
+    DEFAULT_MAX_COST_USD,
     DEFAULT_SCENARIO,
     ConfigError,
+    RunConfig,
     agent_slug,
     available_apps,
     available_scenarios,
@@ -43,6 +47,18 @@ _OPTIONS: tuple[tuple[str, str, str, str], ...] = (
         f"scenario name or YAML path (repeatable; default {DEFAULT_SCENARIO})",
     ),
     ("--marathon-backend", "marathon_backend", "string", f"backend (default {DEFAULT_BACKEND})"),
+    (
+        "--marathon-delta",
+        "marathon_delta",
+        "string",
+        f"virtual seconds between agent invocations (default {DEFAULT_DELTA_S:g})",
+    ),
+    (
+        "--marathon-budget",
+        "marathon_budget",
+        "string",
+        f"wall-clock budget of one agent invocation, s (default {DEFAULT_BUDGET_S:g})",
+    ),
     ("--marathon-min-score", "marathon_min_score", "string", "fail a run scoring below this"),
     ("--marathon-max-risk", "marathon_max_risk", "string", "fail a run whose Risk exceeds this"),
     (
@@ -72,6 +88,19 @@ _OPTIONS: tuple[tuple[str, str, str, str], ...] = (
         "marathon_sign_key",
         "string",
         "sign every run bundle with this Ed25519 private key file (pytest-marathon keygen)",
+    ),
+    (
+        "--marathon-max-cost",
+        "marathon_max_cost",
+        "string",
+        "model budget per run in USD, enforced by the metering proxy: once spent, further model "
+        "calls are refused (default 8; none for no budget)",
+    ),
+    (
+        "--marathon-price-table",
+        "marathon_price_table",
+        "string",
+        "YAML price table (USD per million tokens per model) replacing the built-in one",
     ),
     (
         "--marathon-compare-fail",
@@ -129,6 +158,9 @@ class MarathonSettings:
     seeds: tuple[int, ...]
     scenarios: tuple[str, ...]
     backend: str
+    #: Invocation cadence (virtual s) and per-invocation wall budget (s) of every run.
+    delta_s: float
+    budget_s: float
     min_score: float | None
     max_risk: float | None
     max_degradation: float | None
@@ -145,6 +177,9 @@ class MarathonSettings:
     #: The loaded Ed25519 private key bundles are signed with (None: unsigned). Loaded while
     #: options are validated, so a bad key file stops pytest before any run starts.
     sign_key: Any = None
+    #: The metering proxy's budget per run in USD (None: none) and the user's price table file.
+    max_cost_usd: float | None = DEFAULT_MAX_COST_USD
+    price_table: Path | None = None
     #: Refuse agents below the sandbox (`--marathon-require-isolation`).
     require_isolation: bool = False
 
@@ -215,6 +250,15 @@ def read_settings(config: pytest.Config) -> MarathonSettings:
         raise pytest.UsageError(
             f"--marathon-backend: unknown backend {backend!r}; choose one of: {', '.join(BACKENDS)}"
         )
+    delta_s = _number(config, "marathon_delta", "--marathon-delta")
+    budget_s = _number(config, "marathon_budget", "--marathon-budget")
+    delta_s = DEFAULT_DELTA_S if delta_s is None else delta_s
+    budget_s = DEFAULT_BUDGET_S if budget_s is None else budget_s
+    try:  # the run's own checks, so the plugin and `pytest-marathon run` accept the same values
+        RunConfig(app="", agent="", seed=0, delta_s=delta_s, budget_s=budget_s)
+    except ConfigError as exc:
+        option = "--marathon-delta" if "delta" in str(exc) else "--marathon-budget"
+        raise pytest.UsageError(f"{option}: {exc}") from None
     rules = []
     for spec in _value(config, "marathon_compare_fail") or ():
         try:
@@ -232,6 +276,8 @@ def read_settings(config: pytest.Config) -> MarathonSettings:
         seeds=seeds,
         scenarios=scenarios,
         backend=backend,
+        delta_s=delta_s,
+        budget_s=budget_s,
         min_score=_number(config, "marathon_min_score", "--marathon-min-score"),
         max_risk=_number(config, "marathon_max_risk", "--marathon-max-risk"),
         max_degradation=_number(config, "marathon_max_degradation", "--marathon-max-degradation"),
@@ -245,8 +291,26 @@ def read_settings(config: pytest.Config) -> MarathonSettings:
         compare=compare,
         compare_fail=tuple(rules),
         sign_key=sign_key,
+        **_metering(config, here),
         require_isolation=require_isolation,
     )
+
+
+def _metering(config: pytest.Config, here: Path) -> dict[str, Any]:
+    """The budget and the price table, checked now so a bad one stops pytest before any run."""
+    from pytest_marathon.metering import PriceTableError, load_price_table, parse_max_cost
+
+    try:
+        max_cost = parse_max_cost(_value(config, "marathon_max_cost"), DEFAULT_MAX_COST_USD)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--marathon-max-cost: {exc}") from None
+    table = _path(here, _value(config, "marathon_price_table"))
+    if table is not None:
+        try:
+            load_price_table(table)
+        except PriceTableError as exc:
+            raise pytest.UsageError(f"--marathon-price-table: {exc}") from None
+    return {"max_cost_usd": max_cost, "price_table": table}
 
 
 def _check_agent(spec: str, require_isolation: bool = False) -> None:

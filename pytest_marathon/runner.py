@@ -18,6 +18,7 @@ baseline cache; the manifest records the isolation level reached.
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 import tempfile
@@ -37,10 +38,11 @@ from pytest_marathon.agents.registry import is_built_in
 from pytest_marathon.alerting import AlertEngine, load_rule_pack
 from pytest_marathon.backends import create_backend
 from pytest_marathon.bundle import Recorder
-from pytest_marathon.config import ALERT_EVERY_S, RunConfig
+from pytest_marathon.config import ALERT_EVERY_S, ConfigError, RunConfig
 from pytest_marathon.faults import Orchestrator, load_catalog, load_scenario, schedule_for
 from pytest_marathon.interface import InProcessClient, ToolSession, serve_http
 from pytest_marathon.isolation.levels import RunIsolation, isolation_level, require_isolation
+from pytest_marathon.metering.runs import start_metering, usage_record
 from pytest_marathon.results import MarathonResult
 from pytest_marathon.run.baseline import DEFAULT_CACHE_DIR, NOOP_AGENT, cached_noop_bundle
 from pytest_marathon.run.completions import CompletionTracker
@@ -164,6 +166,7 @@ def record_marathon(
     agent = agent if agent is not None else resolve_agent(config.agent)
     if isolation_required:
         require_isolation(agent, "isolation required")
+    _check_bundle_folder(Path(config.out_dir))
     marathon = _Marathon(
         config, agent, progress or SilentProgress(), sign_key=sign_key, hidden=hidden
     )
@@ -179,6 +182,18 @@ def record_marathon(
         marathon.close_incomplete(f"error: {type(exc).__name__}: {exc}")
         raise
     return config.bundle_dir
+
+
+def _check_bundle_folder(folder: Path) -> None:
+    """Refuse a folder bundles cannot be written to before the twin warms up, in words."""
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"bundle folder {folder} is a file, not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the bundle folder {folder}: {exc.strerror or exc}") from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ConfigError(f"cannot write in the bundle folder {folder}")
 
 
 @contextmanager
@@ -221,6 +236,7 @@ class _Marathon:
     active: dict[str, float] = field(default_factory=dict)
     firing: set[str] = field(default_factory=set)
     injected: list[dict[str, Any]] = field(default_factory=list)
+    metering: Any = None  # the run's metering proxy; None for an agent that uses no model
     hidden: tuple[Path, ...] = ()
     isolation: RunIsolation | None = None
 
@@ -245,7 +261,12 @@ class _Marathon:
             backend, alerts=engine.history, sink=self._append, mutation_cap=config.mutation_cap
         )
         client = InProcessClient(session)
-        server = serve_http(session) if getattr(self.agent, "needs_mcp", False) else None
+        self.metering = start_metering(self.agent, config)
+        server = (  # a fixed port only when the agent asks for one (`pytest-marathon mcp --speed`)
+            serve_http(session, int(getattr(self.agent, "mcp_port", 0)))
+            if getattr(self.agent, "needs_mcp", False)
+            else None
+        )
         workspace = _private_workspace()
         self.isolation = RunIsolation(self.agent, workspace, (config.out_dir, *self.hidden))
         tick = float(backend.tick_seconds)
@@ -284,6 +305,8 @@ class _Marathon:
             orchestrator.finish()
             if server is not None:
                 server.close()
+            if self.metering is not None:
+                self.metering.close()
             shutil.rmtree(workspace, ignore_errors=True)
         self.recorder.seal()
         self.progress.finish("")
@@ -320,17 +343,21 @@ class _Marathon:
             deadline=time.monotonic() + config.budget_s,
             ground_truth=ground_truth,
             mcp_url=getattr(server, "url", None),
+            model_base_urls=dict(self.metering.base_urls) if self.metering is not None else {},
         )
         ctx.sandbox = self.isolation.sandbox_for(ctx) if self.isolation is not None else None
         session.begin_invocation(n, t)
+        if self.metering is not None:
+            self.metering.begin_invocation(n)
         try:
             budget = config.budget_s + self.isolation.kill_grace_s
             outcome = call_with_budget(lambda: self.agent.invoke(ctx), budget)
         finally:
             tools.revoke()
             counts = session.end_invocation()
-        usage = {"model_calls": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}
-        usage.update(outcome.usage)
+            # read whatever the outcome: calls that finished before a timeout or crash count
+            metered = self.metering.end_invocation() if self.metering is not None else None
+        usage = usage_record(outcome.usage, metered)
         self._append(
             "invocations",
             {

@@ -109,14 +109,17 @@ def test_the_runner_never_writes_through_links_planted_in_the_workspace(tmp_path
     workspace.mkdir()
     outside.mkdir()
     (workspace / "mcp.json").symlink_to(outside / "mcp-target")
-    (workspace / ".marathon").symlink_to(outside)
+    (workspace / ".marathon").mkdir()
+    (workspace / ".marathon" / "codex-home").symlink_to(outside)  # a preset's private home
+    (workspace / ".marathon" / "alerts.json").symlink_to(outside / "alerts-target")
     ctx = InvocationContext(n=1, t=120.0, alerts=[{"alert_id": "a-1"}], tools=None,
                             workspace=workspace, budget_s=5, deadline=0,
                             mcp_url="http://127.0.0.1:9/mcp")
     env = write_invocation_files(ctx)
     assert list(outside.iterdir()) == []
     assert json.loads(Path(env["MARATHON_ALERTS"]).read_text()) == [{"alert_id": "a-1"}]
-    assert not (workspace / ".marathon").is_symlink() and not (workspace / "mcp.json").is_symlink()
+    assert not (workspace / "mcp.json").is_symlink()
+    assert not (workspace / ".marathon" / "codex-home").exists()
 
 
 def test_a_cmd_intruder_gets_nothing_and_scores_as_the_honest_program(

@@ -112,15 +112,15 @@ def _describe(agent: Any) -> dict[str, Any]:
         "description": agent.description,
         "needs_ground_truth": bool(getattr(agent, "needs_ground_truth", False)),
         "needs_mcp": bool(getattr(agent, "needs_mcp", False)),
+        "uses_models": bool(getattr(agent, "uses_models", True)),
     }
 
 
 def main(argv: list[str]) -> int:
     end = _take_channel()
     spec, target, *flags = argv
-    for entry in reversed(json.loads(os.environ.pop(PATH_ENV, "[]"))):
-        if entry not in sys.path:
-            sys.path.insert(0, entry)
+    runner_path = json.loads(os.environ.pop(PATH_ENV, "[]"))
+    sys.path[:] = [*runner_path, *(entry for entry in sys.path if entry not in runner_path)]
     from pytest_marathon.agents.registry import load_plugin
 
     try:

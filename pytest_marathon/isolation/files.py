@@ -4,7 +4,9 @@ The runner writes the alert history, the MCP configuration and the program's log
 workspace, unsandboxed. An agent that replaced one of those files (or `.marathon/`) with a
 symbolic link to a path outside would have the runner write there for it: into a live bundle, the
 baseline cache, anywhere the runner may write. Every runner write into a workspace goes through
-`write_in_workspace`, which replaces a planted link with a real file or folder first.
+`write_in_workspace`, which replaces a planted link with a real file or folder first, and the
+runner's control folder is cleared of links before each invocation (`clear_links`), so code
+that writes there by path (the CLI presets' private homes) writes into the workspace.
 """
 
 from __future__ import annotations
@@ -33,3 +35,18 @@ def write_in_workspace(workspace: Path, relative: str | os.PathLike[str], text: 
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(text)
     return path
+
+
+def clear_links(folder: Path) -> None:
+    """Remove every symbolic link in and under `folder` (and `folder` itself if it is one),
+    never following one: the runner's control folder holds no link the runner did not make at
+    this invocation."""
+    folder = Path(folder)
+    if folder.is_symlink():
+        folder.unlink()
+        return
+    for root, dirs, files in os.walk(folder, followlinks=False):
+        for name in [*dirs, *files]:
+            path = Path(root, name)
+            if path.is_symlink():
+                path.unlink()

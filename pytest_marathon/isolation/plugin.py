@@ -54,6 +54,7 @@ class ChildAgent:
         self.description = str(described["description"])
         self.needs_ground_truth = bool(described.get("needs_ground_truth"))
         self.needs_mcp = bool(described.get("needs_mcp"))
+        self.uses_models = bool(described.get("uses_models", True))
         self._lock = threading.Lock()
         self._process: subprocess.Popen[bytes] | None = None
         self._end: RunnerEnd | None = None
@@ -217,7 +218,10 @@ def _child_command(
     if sandbox is not None:
         env = sandbox.environment(env)
         argv = sandbox.wrap(argv, cwd=cwd)
-    env[PATH_ENV] = json.dumps([os.path.abspath(entry or os.getcwd()) for entry in sys.path])
+    # The runner's import path, then its current directory (a plug-in module there is found as
+    # `python -m` would find it, after every installed package).
+    path = [os.path.abspath(entry or os.getcwd()) for entry in sys.path]
+    env[PATH_ENV] = json.dumps([*path, *([] if os.getcwd() in path else [os.getcwd()])])
     return argv, env
 
 

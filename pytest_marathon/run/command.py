@@ -14,6 +14,7 @@ from pytest_marathon.config import (
     DEFAULT_BUDGET_S,
     DEFAULT_DELTA_S,
     DEFAULT_SCENARIO,
+    available_apps,
 )
 from pytest_marathon.results import (
     DEFAULT_MAX_FAILED_INVOCATIONS,
@@ -26,14 +27,38 @@ from pytest_marathon.run.baseline import DEFAULT_CACHE_DIR
 
 def register(subparsers: Any) -> None:
     run = subparsers.add_parser("run", help="run one marathon and print its scored summary")
-    run.add_argument("--app", required=True)
-    run.add_argument("--agent", required=True, help="built-in name, module:Class or cmd:\"...\"")
-    run.add_argument("--seed", type=int, required=True)
-    run.add_argument("--scenario", default=DEFAULT_SCENARIO)
-    run.add_argument("--backend", default=DEFAULT_BACKEND, choices=BACKENDS)
+    run.add_argument(
+        "--app", required=True, help=f"application twin: {', '.join(available_apps())}"
+    )
+    run.add_argument(
+        "--agent",
+        required=True,
+        help='built-in name, module:Class or cmd:"..." (pytest-marathon agents lists them)',
+    )
+    run.add_argument(
+        "--seed",
+        required=True,
+        help="seed, range 1-3 or list 1,4 (several seeds run one after another)",
+    )
+    run.add_argument(
+        "--scenario",
+        default=DEFAULT_SCENARIO,
+        help=f"scenario name or YAML path (default {DEFAULT_SCENARIO}; pytest-marathon scenarios)",
+    )
+    run.add_argument("--backend", default=DEFAULT_BACKEND, choices=BACKENDS, help="where it runs")
     run.add_argument("--out", type=Path, default=Path("marathon-bundles"), help="bundle folder")
-    run.add_argument("--delta", type=float, default=DEFAULT_DELTA_S, help="invocation period, s")
-    run.add_argument("--budget", type=float, default=DEFAULT_BUDGET_S, help="wall budget, s")
+    run.add_argument(
+        "--delta",
+        type=float,
+        default=DEFAULT_DELTA_S,
+        help=f"virtual seconds between agent invocations (default {DEFAULT_DELTA_S:g})",
+    )
+    run.add_argument(
+        "--budget",
+        type=float,
+        default=DEFAULT_BUDGET_S,
+        help=f"wall-clock budget of one invocation, s (default {DEFAULT_BUDGET_S:g})",
+    )
     run.add_argument(
         "--baseline-cache",
         type=Path,
@@ -54,6 +79,19 @@ def register(subparsers: Any) -> None:
         " or a fraction (0.25); default 25%%",
     )
     run.add_argument(
+        "--max-cost",
+        default=None,
+        metavar="USD",
+        help="model budget of the run in USD, enforced by the metering proxy: once spent, "
+        "further model calls are refused (default 8; none for no budget)",
+    )
+    run.add_argument(
+        "--price-table",
+        type=Path,
+        metavar="FILE",
+        help="YAML price table (USD per million tokens per model) replacing the built-in one",
+    )
+    run.add_argument(
         "--require-isolation",
         action="store_true",
         help="refuse to start unless the agent runs in the bubblewrap sandbox (built-in "
@@ -70,8 +108,14 @@ def register(subparsers: Any) -> None:
     run.set_defaults(func=_run)
 
     report = subparsers.add_parser("report", help="write the HTML report of bundles")
-    report.add_argument("bundles", nargs="+", type=Path, metavar="BUNDLE")
-    report.add_argument("-o", "--output", type=Path, default=Path("marathon-report.html"))
+    report.add_argument("bundles", nargs="+", type=Path, metavar="BUNDLE", help="run bundles")
+    report.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        default=Path("marathon-report.html"),
+        help="HTML file to write (default marathon-report.html)",
+    )
     report.add_argument(
         "--baseline-cache",
         type=Path,
@@ -82,13 +126,34 @@ def register(subparsers: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from pytest_marathon.bundle import KeyFileError, load_private_key
-    from pytest_marathon.config import RunConfig, available_apps
-    from pytest_marathon.run.progress import TerminalProgress
-    from pytest_marathon.runner import MarathonInterrupted, run_marathon
+    """One marathon per seed, one after another; the exit code is the worst of them."""
+    from pytest_marathon.config import ConfigError, available_apps, parse_seeds
 
     if args.app not in available_apps():
         return _fail(f"unknown app {args.app!r}; choose one of: {', '.join(available_apps())}")
+    try:
+        seeds = parse_seeds([args.seed])
+    except ConfigError as exc:
+        return _fail(f"--seed: {exc}")
+    results: list[Any] = []
+    worst = 0
+    for seed in seeds:
+        code = _run_seed(args, seed, results)
+        worst = max(worst, code)
+        if code not in (0, 1):  # a usage error or an interrupt stops the remaining seeds
+            return code
+    if args.json:
+        payload = results[0] if len(results) == 1 else results
+        print(json.dumps(payload, indent=2, sort_keys=True))
+    return worst
+
+
+def _run_seed(args: argparse.Namespace, seed: int, results: list[Any]) -> int:
+    from pytest_marathon.bundle import KeyFileError, load_private_key
+    from pytest_marathon.config import RunConfig
+    from pytest_marathon.run.progress import TerminalProgress
+    from pytest_marathon.runner import MarathonInterrupted, run_marathon
+
     try:
         max_failed = parse_failure_fraction(args.max_failed_invocations)
     except ValueError as exc:
@@ -105,16 +170,34 @@ def _run(args: argparse.Namespace) -> int:
             require_isolation(resolve_agent(args.agent), "--require-isolation")
         except ValueError as exc:
             return _fail(str(exc))
+    from pytest_marathon.metering import (
+        DEFAULT_MAX_COST_USD,
+        PriceTableError,
+        load_price_table,
+        parse_max_cost,
+    )
+
+    try:
+        max_cost = parse_max_cost(args.max_cost, DEFAULT_MAX_COST_USD)
+    except ValueError as exc:
+        return _fail(f"--max-cost: {exc}")
+    try:
+        if args.price_table is not None:
+            load_price_table(args.price_table)
+    except PriceTableError as exc:
+        return _fail(f"--price-table: {exc}")
     try:
         config = RunConfig(
             app=args.app,
             agent=args.agent,
-            seed=args.seed,
+            seed=seed,
             scenario=args.scenario,
             backend=args.backend,
             out_dir=args.out,
             delta_s=args.delta,
             budget_s=args.budget,
+            max_cost_usd=max_cost,
+            price_table=args.price_table,
         )
         result = run_marathon(
             config,
@@ -129,9 +212,9 @@ def _run(args: argparse.Namespace) -> int:
         print(f"pytest-marathon: {stop}", file=sys.stderr)
         return stop.exit_code
     if args.json:
-        print(json.dumps(result.to_json(), indent=2, sort_keys=True))
+        results.append(result.to_json())
     else:
-        print(_summary(result))
+        print(summary(result))
         if args.alerts > 0:
             print(_alert_history(result.bundle, args.alerts))
     verdict = invocation_failure(result, max_failed, "--max-failed-invocations")
@@ -141,7 +224,8 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _summary(result: Any) -> str:
+def summary(result: Any) -> str:
+    """The scored summary `run` prints: what ran, the leaderboard row, outcomes, invocations."""
     from pytest_marathon.results import format_leaderboard, leaderboard
 
     lines = [
@@ -156,8 +240,19 @@ def _summary(result: Any) -> str:
         + "".join(
             f", {status} {n}" for status, n in sorted(result.invocations.items()) if status != "ok"
         ),
+        *_metering_line(result.score_report.get("cost") or {}),
     ]
     return "\n".join(lines)
+
+
+def _metering_line(cost: dict[str, Any]) -> list[str]:
+    """What the metering proxy refused or could not price, when it did (else nothing)."""
+    notes = []
+    if cost.get("refused_calls"):
+        notes.append(f"{cost['refused_calls']} model calls refused: the run's budget was spent")
+    if cost.get("unpriced_models"):
+        notes.append("tokens of models without a price (not in $): " + ", ".join(cost["unpriced_models"]))
+    return [f"metering: {'; '.join(notes)}"] if notes else []
 
 
 def _alert_history(bundle: Path, limit: int) -> str:
