@@ -22,6 +22,7 @@ from pytest_marathon.isolation.probe import sandbox_support
 
 SCENARIO, SEED = "short-5", 1
 PROBE = "intruder-probe"
+USER_KEY = "sk-the-users-own-key"
 
 
 def need_sandbox() -> None:
@@ -56,6 +57,7 @@ class Scene:
             "app": "boutique",
             "scenario": SCENARIO,
             "seed": SEED,
+            "user_key": USER_KEY,
         }
 
     def landed(self) -> list[Path]:
@@ -72,6 +74,7 @@ def scene(tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch,
     (home / "secret.txt").write_text("the user's credentials")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("MARATHON_SEED_SALT", "not for agents")
+    monkeypatch.setenv("OPENAI_API_KEY", USER_KEY)
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     tag = uuid.uuid4().hex[:8]

@@ -36,6 +36,7 @@ from pytest_marathon.isolation.child import PATH_ENV
 from pytest_marathon.isolation.paths import DEFAULT_HIDDEN
 from pytest_marathon.isolation.probe import sandbox_support
 from pytest_marathon.isolation.sandbox import SECRET_ENV, Sandbox
+from pytest_marathon.metering.credentials import CREDENTIAL_VARIABLES, agent_environment
 
 DESCRIBE_TIMEOUT_S = 60.0
 TAIL_CHARS = 400
@@ -118,7 +119,8 @@ class ChildAgent:
     def _start(self, ctx: Any) -> Mapping[str, Any] | None:
         """Start the run's child in `ctx.sandbox`; its import counts against this invocation."""
         sandbox = getattr(ctx, "sandbox", None)
-        argv, env = _child_command(self.spec, self.target, sandbox, ctx.workspace)
+        argv, env = _child_command(self.spec, self.target, sandbox, ctx.workspace,
+                                   model_base_urls=getattr(ctx, "model_base_urls", None) or {})
         # kept open for the child's life, closed by _kill
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
         if self._spawner is None:
@@ -211,10 +213,18 @@ def _portable(ctx: Any) -> dict[str, Any]:
 
 
 def _child_command(
-    spec: str, target: str, sandbox: Sandbox | None, cwd: Path, *flags: str
+    spec: str, target: str, sandbox: Sandbox | None, cwd: Path, *flags: str,
+    model_base_urls: Mapping[str, str] | None = None,
 ) -> tuple[list[str], dict[str, str]]:
+    """The child's command line and environment: the runner's secrets out, and the user's
+    model credentials replaced by the metering proxy's placeholder (removed outright for the
+    throwaway child, which has no proxy and no business with them)."""
     argv = [sys.executable, "-m", "pytest_marathon.isolation.child", spec, target, *flags]
     env = {key: value for key, value in os.environ.items() if key not in SECRET_ENV}
+    if model_base_urls is None:
+        env = {key: value for key, value in env.items() if key not in CREDENTIAL_VARIABLES}
+    else:
+        env.update(agent_environment(model_base_urls))
     if sandbox is not None:
         env = sandbox.environment(env)
         argv = sandbox.wrap(argv, cwd=cwd)

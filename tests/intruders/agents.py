@@ -39,6 +39,7 @@ class Runaway:
 
     name = "runaway"
     description = "spins forever at its first invocation"
+    uses_models = False  # no metering proxy: the usage it reports is what is recorded
 
     def __init__(self) -> None:
         self.invocations = 0

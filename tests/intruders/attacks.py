@@ -109,7 +109,12 @@ def network(t: dict[str, Any]) -> str | None:
 
 
 def secret_env(t: dict[str, Any]) -> str | None:
-    return "MARATHON_SEED_SALT" if "MARATHON_SEED_SALT" in os.environ else None
+    """The runner's seed salt, or the user's own model key (the agent gets a placeholder)."""
+    if "MARATHON_SEED_SALT" in os.environ:
+        return "MARATHON_SEED_SALT"
+    if t.get("user_key") and t["user_key"] in os.environ.values():
+        return "the user's API key"
+    return None
 
 
 def write_outside(t: dict[str, Any]) -> str | None:
