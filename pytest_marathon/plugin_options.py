@@ -24,7 +24,12 @@ from pytest_marathon.config import (
     parse_seeds,
 )
 from pytest_marathon.results import DEFAULT_MAX_FAILED_INVOCATIONS, parse_failure_fraction
-from pytest_marathon.storage import CompareRule, StorageError, parse_compare_rule
+from pytest_marathon.storage import (
+    CompareRule,
+    StorageError,
+    check_save_name,
+    parse_compare_rule,
+)
 
 # (option, ini name, ini type, help); repeatable options are ini line lists
 _OPTIONS: tuple[tuple[str, str, str, str], ...] = (
@@ -206,6 +211,12 @@ def read_settings(config: pytest.Config) -> MarathonSettings:
     compare = _value(config, "marathon_compare")
     if rules and compare is None:
         compare = "latest"
+    save = _value(config, "marathon_save")
+    if save is not None:
+        try:
+            check_save_name(save)
+        except StorageError as exc:
+            raise pytest.UsageError(f"--marathon-save: {exc}") from None
     sign_key = _sign_key(_path(here, _value(config, "marathon_sign_key")))
     marathon_dir = root / ".marathon"
     return MarathonSettings(
@@ -223,7 +234,7 @@ def read_settings(config: pytest.Config) -> MarathonSettings:
         storage_dir=marathon_dir / "saved",
         json_path=_path(here, _value(config, "marathon_json")),
         report_path=_path(here, _value(config, "marathon_report")),
-        save=_value(config, "marathon_save"),
+        save=save,
         compare=compare,
         compare_fail=tuple(rules),
         sign_key=sign_key,
