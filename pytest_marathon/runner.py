@@ -298,7 +298,9 @@ class _Marathon:
         )
         session.begin_invocation(n, t)
         try:
-            outcome = call_with_budget(lambda: self.agent.invoke(ctx), config.budget_s)
+            outcome = call_with_budget(
+                lambda: self.agent.invoke(ctx), config.budget_s, agent=config.agent
+            )
         finally:
             tools.revoke()
             counts = session.end_invocation()
