@@ -31,6 +31,9 @@ class RunConfig:
 
     `agent` is the user's spec (`runbook`, `module:Class`, `cmd:"..."`); an agent object passed
     to the runner directly overrides it but the spec still names the run in ids and manifests.
+    `seed_salt` is the session's secret salt (pytest_marathon/seed_salt.py): it changes the
+    schedule, so it is part of what the run is, but only its commitment is ever recorded, and
+    it is left out of the repr so that a traceback or `--showlocals` does not print it.
     """
 
     app: str
@@ -43,6 +46,7 @@ class RunConfig:
     users: int | None = None
     out_dir: Path = field(default_factory=lambda: Path("marathon-bundles"))
     mutation_cap: int = DEFAULT_MUTATION_CAP
+    seed_salt: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -59,6 +63,22 @@ class RunConfig:
             raise ConfigError(f"mutation cap must be >= 0, got {self.mutation_cap}")
         if self.users is not None and self.users <= 0:
             raise ConfigError(f"users must be positive, got {self.users}")
+        if self.seed_salt is not None:
+            from pytest_marathon.seed_salt import SeedSaltError, check_salt
+
+            try:
+                check_salt(self.seed_salt)
+            except SeedSaltError as exc:
+                raise ConfigError(str(exc)) from None
+
+    @property
+    def run_salt(self) -> str | None:
+        """This run's salt (the schedule's key, revealed in the manifest at sealing), or None."""
+        if self.seed_salt is None:
+            return None
+        from pytest_marathon.seed_salt import run_salt
+
+        return run_salt(self.seed_salt, self.app, self.scenario, self.seed)
 
     @property
     def run_id(self) -> str:
@@ -78,11 +98,16 @@ class RunConfig:
         a default and its explicit value are one run), times are floats (60 and 60.0 are one
         run), and digests of the scenario, catalog and rule-pack files the run reads are added,
         since a name does not prove its content. No output paths: they are not part of what the
-        run is."""
+        run is. The seed salt is recorded as its commitment alone (`seed_salt_commitment`,
+        null for an unsalted run), so a noop baseline must share the salt to share the config."""
         from pytest_marathon.run.digests import effective_users, run_digests
+        from pytest_marathon.seed_salt import commitment
 
         data = asdict(self)
         data.pop("out_dir")
+        data.pop("seed_salt")
+        run_salt = self.run_salt
+        data["seed_salt_commitment"] = None if run_salt is None else commitment(run_salt)
         data["users"] = effective_users(self.app, self.backend, self.users)
         data["delta_s"] = float(self.delta_s)
         data["budget_s"] = float(self.budget_s)

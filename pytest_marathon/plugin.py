@@ -71,7 +71,12 @@ class MarathonItem(pytest.Item):
         from pytest_marathon.runner import run_marathon
 
         settings = self.config.stash[SETTINGS]
-        run_config = RunConfig(out_dir=settings.bundle_dir, backend=settings.backend, **self.run)
+        run_config = RunConfig(
+            out_dir=settings.bundle_dir,
+            backend=settings.backend,
+            seed_salt=settings.seed_salt,
+            **self.run,
+        )
         result = run_marathon(
             run_config,
             progress=_progress_for(self.config),

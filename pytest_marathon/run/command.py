@@ -53,6 +53,13 @@ def register(subparsers: Any) -> None:
         help="exit 1 when more than this share of invocations did not end ok: a percentage (25%%)"
         " or a fraction (0.25); default 25%%",
     )
+    run.add_argument(
+        "--seed-salt",
+        metavar="SALT",
+        help="secret salt the fault schedule is drawn with (default: $MARATHON_SEED_SALT); the "
+        "bundle commits to it and reveals it at sealing. Prefer the variable: an argument shows "
+        "in the process list",
+    )
     run.add_argument("--json", action="store_true", help="print the result as JSON")
     run.add_argument(
         "--alerts",
@@ -101,6 +108,7 @@ def _run(args: argparse.Namespace) -> int:
             out_dir=args.out,
             delta_s=args.delta,
             budget_s=args.budget,
+            seed_salt=_seed_salt(args.seed_salt),
         )
         result = run_marathon(
             config,
@@ -124,6 +132,15 @@ def _run(args: argparse.Namespace) -> int:
         print(f"pytest-marathon: {verdict}", file=sys.stderr)
         return 1
     return 0
+
+
+def _seed_salt(given: str | None) -> str | None:
+    """The salt from `--seed-salt`, else from the environment; an empty variable means none."""
+    import os
+
+    from pytest_marathon.seed_salt import SEED_SALT_ENV
+
+    return given if given is not None else os.environ.get(SEED_SALT_ENV) or None
 
 
 def _summary(result: Any) -> str:
