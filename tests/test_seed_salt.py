@@ -300,3 +300,62 @@ def test_the_plugin_takes_the_salt_from_the_environment_or_its_option(
     refused = pytester.runpytest_subprocess(*grid)
     assert refused.ret == pytest.ExitCode.USAGE_ERROR
     assert f"ERROR: {SEED_SALT_ENV}: the seed salt has 5 characters" in refused.stderr.str()
+
+
+def _killed_bundle(directory: Path, config: RunConfig, until: float) -> Path:
+    """What a SIGKILL leaves: the recorder's live files, the schedule still held in memory."""
+    from pytest_marathon import RELEASE
+    from pytest_marathon.bundle import Recorder
+
+    manifest = {"release": RELEASE, "app": config.app, "scenario": config.scenario,
+                "seed": config.seed, "agent": config.agent, "backend": config.backend,
+                "config": config.manifest_config()}
+    recorder = Recorder(directory, manifest, hold=("schedule",),
+                        reveal={} if config.run_salt is None else {"seed_salt": config.run_salt})
+    recorder.append("schedule", {"fault_id": "f01", "inject_at": 0.0})  # held: never written
+    for step in range(int(until // 5) + 1):
+        recorder.append("sli", {"t": 5.0 * step, "q": 10.0, "e": 0.0, "l": 0.0})
+    return directory
+
+
+@pytest.mark.parametrize("salt", [None, SALT], ids=["unsalted", "salted"])
+def test_a_killed_runs_schedule_is_redrawn_up_to_where_it_stopped(
+    tmp_path: Path, salt: str | None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = RunConfig(app="boutique", agent="noop", seed=2, scenario="short-5", seed_salt=salt)
+    bundle = _killed_bundle(tmp_path / "killed", config, until=700.0)
+    scored = score_bundle(bundle, allow_incomplete=True, seed_salt=salt)
+    expected = [r for r in schedule_for("boutique", "short-5", 2, salt=config.run_salt).records()
+                if r["inject_at"] <= 700.0]
+    assert scored["run"]["schedule_redrawn"] is True
+    assert [(row["fault_id"], row["catalog_id"], row["inject_at"]) for row in scored["per_fault"]] \
+        == [(r["fault_id"], r["catalog_id"], r["inject_at"]) for r in expected]
+    assert expected  # the comparison above is about faults, not about two empty lists
+
+    args = ["schedule", "--app", "boutique", "--seed", "2", "--scenario", "short-5", "--json"]
+    assert main([*args, *([] if salt is None else ["--seed-salt", salt])]) == 0
+    drawn = json.loads(capsys.readouterr().out)
+    assert [r for r in drawn if r["inject_at"] <= 700.0] == expected
+
+
+def test_an_interrupted_salted_run_reveals_its_salt_when_closed(tmp_path: Path) -> None:
+    """Ctrl-C, SIGTERM or an error close the bundle incomplete: the salt is revealed then too,
+    so the bundle scores without it (a run closed on an error is as good as sealed for this)."""
+    from pytest_marathon import RELEASE
+    from pytest_marathon.bundle import Recorder
+
+    config = RunConfig(app="boutique", agent="noop", seed=2, scenario="short-5", seed_salt=SALT)
+    manifest = {"release": RELEASE, "app": "boutique", "scenario": "short-5", "seed": 2,
+                "agent": "noop", "backend": "twin", "config": config.manifest_config()}
+    recorder = Recorder(tmp_path / "run", manifest, hold=("schedule",),
+                        reveal={"seed_salt": config.run_salt})
+    for record in schedule_for("boutique", "short-5", 2, salt=config.run_salt).records()[:1]:
+        recorder.append("schedule", record)
+    recorder.append("sli", {"t": 0.0, "q": 10.0, "e": 0.0, "l": 0.0})
+    assert "seed_salt" not in _manifest(tmp_path / "run")
+    recorder.close_incomplete("interrupted (SIGINT)")
+    assert _manifest(tmp_path / "run")["seed_salt"] == config.run_salt
+    scored = score_bundle(tmp_path / "run", allow_incomplete=True)
+    assert scored["faults"] == 1 and scored["run"]["schedule_redrawn"] is False
+    with pytest.raises(ValueError, match="set elsewhere"):
+        Recorder(tmp_path / "other", {**manifest, "seed_salt": "x"}, reveal={"seed_salt": "y"})

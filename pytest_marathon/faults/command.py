@@ -25,6 +25,9 @@ def register(subparsers: Any) -> None:
     schedule.add_argument("--seed", type=int, required=True)
     schedule.add_argument("--scenario", default="marathon", help="name or path (default marathon)")
     schedule.add_argument("--json", action="store_true", help="one JSON array, canonical form")
+    schedule.add_argument(
+        "--seed-salt", metavar="SALT", help="the secret salt a run was given (the salted schedule)"
+    )
     schedule.set_defaults(func=_schedule)
 
     validate = subparsers.add_parser(
@@ -42,9 +45,14 @@ def register(subparsers: Any) -> None:
 
 
 def _schedule(args: argparse.Namespace) -> int:
+    from pytest_marathon.seed_salt import SeedSaltError, run_salt
+
     try:
-        schedule = schedule_for(args.app, load_scenario(args.scenario), args.seed)
-    except (ScenarioError, CatalogError, ScheduleError) as exc:
+        salt = None
+        if args.seed_salt is not None:
+            salt = run_salt(args.seed_salt, args.app, args.scenario, args.seed)
+        schedule = schedule_for(args.app, load_scenario(args.scenario), args.seed, salt=salt)
+    except (ScenarioError, CatalogError, ScheduleError, SeedSaltError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.json:
