@@ -28,6 +28,7 @@ import hashlib
 import hmac
 import json
 import random
+from collections.abc import Mapping
 
 #: The environment variable a run's salt is read from when no option gives one.
 SEED_SALT_ENV = "MARATHON_SEED_SALT"
@@ -73,6 +74,12 @@ def matches(run_salt_hex: object, committed: object) -> bool:
     if not isinstance(run_salt_hex, str) or not isinstance(committed, str):
         return False
     return hmac.compare_digest(commitment(run_salt_hex), committed)
+
+
+def without_salt(env: Mapping[str, str]) -> dict[str, str]:
+    """An agent process's environment: the runner's, minus the salt it may have been given in
+    `MARATHON_SEED_SALT` (with the salt and the public seed, the agent could draw the schedule)."""
+    return {name: value for name, value in env.items() if name != SEED_SALT_ENV}
 
 
 def salted_seed(run_salt_hex: str, seed: int, *purpose: str) -> int:

@@ -359,3 +359,19 @@ def test_an_interrupted_salted_run_reveals_its_salt_when_closed(tmp_path: Path) 
     assert scored["faults"] == 1 and scored["run"]["schedule_redrawn"] is False
     with pytest.raises(ValueError, match="set elsewhere"):
         Recorder(tmp_path / "other", {**manifest, "seed_salt": "x"}, reveal={"seed_salt": "y"})
+
+
+def test_an_agent_process_does_not_inherit_the_salt_from_the_environment(
+    tmp_path: Path, tiny: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The probe exits 3 (a crash) if it sees the salt: its exit code is all it needs to tell,
+    whatever sandbox it runs in."""
+    probe = tmp_path / "probe.py"
+    probe.write_text(f"import os, sys\nsys.exit(3 if os.environ.get({SEED_SALT_ENV!r}) else 0)\n")
+    monkeypatch.setenv(SEED_SALT_ENV, SALT)
+    assert main(["run", "--app", "boutique", "--agent", f"cmd:{sys.executable} {probe}",
+                 "--seed", "1", "--scenario", tiny, "--out", str(tmp_path / "b"),
+                 "--baseline-cache", str(tmp_path / "c"), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["invocations"] == {"ok": 3}
+    assert _manifest(Path(result["bundle"]))["config"]["seed_salt_commitment"] is not None
