@@ -188,10 +188,11 @@ def _alert_history(bundle: Path, limit: int) -> str:
 def _report(args: argparse.Namespace) -> int:
     from pytest_marathon.bundle import BundleError
     from pytest_marathon.report import result_from_bundle, write_report
+    from pytest_marathon.scoring import ScoreRefusal
 
     try:
         results = [result_from_bundle(path, args.baseline_cache) for path in args.bundles]
-    except (BundleError, OSError, ValueError) as exc:
+    except (BundleError, OSError, ValueError, ScoreRefusal) as exc:
         return _fail(str(exc))
     write_report(args.output, results)
     print(f"report written to {args.output}")
