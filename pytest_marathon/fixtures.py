@@ -86,7 +86,12 @@ class MarathonHarness:
             scenario=scenario,
             backend=self.settings.backend,
             out_dir=self.out_dir,
-            **{"seed_salt": self.settings.seed_salt, **overrides},
+            **{
+                "delta_s": self.settings.delta_s,
+                "budget_s": self.settings.budget_s,
+                "seed_salt": self.settings.seed_salt,
+                **overrides,
+            },
         )
         return run_marathon(
             config,

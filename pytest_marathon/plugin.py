@@ -74,6 +74,8 @@ class MarathonItem(pytest.Item):
         run_config = RunConfig(
             out_dir=settings.bundle_dir,
             backend=settings.backend,
+            delta_s=settings.delta_s,
+            budget_s=settings.budget_s,
             seed_salt=settings.seed_salt,
             **self.run,
         )
