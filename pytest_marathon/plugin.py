@@ -78,6 +78,7 @@ class MarathonItem(pytest.Item):
             budget_s=settings.budget_s,
             max_cost_usd=settings.max_cost_usd,
             price_table=settings.price_table,
+            seed_salt=settings.seed_salt,
             **self.run,
         )
         result = run_marathon(

@@ -44,10 +44,17 @@ def machine_id() -> str:
     return f"{platform.system()}-{impl}-{version}-{bits}bit"
 
 
-def save_runs(root: Path, name: str, results: Iterable[MarathonResult]) -> Path:
-    """Write a numbered save and return its path."""
+def check_save_name(name: str) -> str:
+    """The save name, if it can name a file; checked when options are read, so a bad name stops
+    pytest before any run instead of losing every finished run at the end."""
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
         raise StorageError(f"bad save name {name!r}: use letters, digits, '.', '_' or '-'")
+    return name
+
+
+def save_runs(root: Path, name: str, results: Iterable[MarathonResult]) -> Path:
+    """Write a numbered save and return its path."""
+    check_save_name(name)
     folder = Path(root) / machine_id()
     folder.mkdir(parents=True, exist_ok=True)
     numbers = [int(p.name[:4]) for p in folder.glob("[0-9][0-9][0-9][0-9]_*.json")]

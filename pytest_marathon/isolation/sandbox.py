@@ -21,10 +21,11 @@ from pathlib import Path
 
 from pytest_marathon.isolation.paths import hidden_roots, inside, runtime_dirs, secret_dirs
 from pytest_marathon.isolation.probe import namespace_flags, sandbox_support
+from pytest_marathon.seed_salt import SEED_SALT_ENV
 
 #: Variables of the runner an agent process must not inherit (the seed salt is the one secret
 #: that makes a schedule unpredictable from the public catalog).
-SECRET_ENV = ("MARATHON_SEED_SALT",)
+SECRET_ENV = (SEED_SALT_ENV,)
 RELAY_MOUNT = "/run/marathon-relay"
 INNER = Path(__file__).with_name("inner.py")
 
