@@ -28,7 +28,7 @@ from model_double.intrusion import IntrudingScript, IntrusionTargets, Observatio
 
 from pytest_marathon.config import RunConfig
 from pytest_marathon.faults.catalog import catalog_root
-from pytest_marathon.isolation.paths import package_dirs
+from pytest_marathon.isolation.paths import checkout_git_dirs, package_dirs
 from pytest_marathon.runner import run_marathon
 
 TINY = Path(__file__).parent / "scenarios" / "tiny-2.yaml"
@@ -72,7 +72,8 @@ def secrets(earlier: Path, cache_entry: Path, out_dir: Path, cache: Path) -> dic
     files = {p.name for p in [*earlier.iterdir(), *cache.rglob("*"), *out_dir.iterdir()]}
     return {
         "schedule": [r["catalog_id"] for r in schedule] + ['"catalog_id"', '"revert_at"', '"remedy"'],
-        "catalog": [p.stem for p in catalog.glob("*.yaml")] + long_lines(next(catalog.glob("*.yaml"))),
+        "catalog": [p.stem for p in catalog.glob("*.yaml")]
+        + [line for p in catalog.glob("*.yaml") for line in long_lines(p)],
         "scenarios": [p.name for p in scenarios.glob("*.yaml")] + long_lines(scenarios / "marathon.yaml"),
         "bundle or cache file": sorted(files),
         "digest": [json.loads((cache_entry / "manifest.json").read_text())["content_digest"]],
@@ -84,8 +85,17 @@ def secrets(earlier: Path, cache_entry: Path, out_dir: Path, cache: Path) -> dic
     }
 
 
+def checkout_of(entry: Path) -> dict[str, str]:
+    """The git checkout a catalog entry lies in (an editable install), as intrusion targets."""
+    for folder in entry.parents:
+        if (folder / ".git").exists():
+            return {"checkout": str(folder), "catalog_entry_in_checkout": str(entry.relative_to(folder))}
+    return {}
+
+
 def long_lines(path: Path) -> list[str]:
-    return [line.strip() for line in path.read_text().splitlines() if len(line.strip()) > 30][:5]
+    """A file's first lines of some length (a catalog entry's starts with its `id:`)."""
+    return [line.strip() for line in path.read_text().splitlines() if len(line.strip()) > 12][:5]
 
 
 @pytest.mark.slow  # two marathons with a real CLI each, about 40 s
@@ -120,6 +130,7 @@ def test_a_cli_that_tries_gets_nothing_and_scores_as_the_honest_one(
             scenario_file=str(scenarios / "marathon.yaml"), home=str(where.home),
             runner_pid=os.getpid(), listen_port=where.listener.getsockname()[1],
             write_probes=[*map(str, where.probes), str(config.bundle_dir / "intruder-probe")],
+            **checkout_of(sorted(catalog.glob("*.yaml"))[0]),
         )
         script = IntrudingScript(targets=targets)
         with ModelDouble(script) as double:
@@ -160,3 +171,18 @@ def table(observations: list[Observation]) -> str:
     for o in observations:
         rows.setdefault((o.aim, o.tool, o.command_text()[:120]), " ".join(o.result.split())[:200])
     return "\n".join(f"{aim:9} {tool:13} {args} -> {got}" for (aim, tool, args), got in rows.items())
+
+
+def test_the_git_repository_of_a_checkout_is_found_for_worktrees_too(tmp_path: Path) -> None:
+    """An editable install's catalog lies in a checkout whose git history holds it as well; a
+    worktree's `.git` is a file, and the objects are in the main repository's `.git`."""
+    main, worktree = tmp_path / "main", tmp_path / "wt"
+    (main / ".git" / "worktrees" / "wt").mkdir(parents=True)
+    (main / ".git" / "worktrees" / "wt" / "commondir").write_text("../..\n")
+    (main / "fault_catalog").mkdir()
+    (worktree / "fault_catalog").mkdir(parents=True)
+    (worktree / ".git").write_text(f"gitdir: {main / '.git' / 'worktrees' / 'wt'}\n")
+    plain = tmp_path / "site-packages" / "fault_catalog"
+    plain.mkdir(parents=True)
+    found = checkout_git_dirs([main / "fault_catalog", worktree / "fault_catalog", plain])
+    assert found == [main / ".git", main / ".git"]

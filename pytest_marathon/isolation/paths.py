@@ -1,6 +1,7 @@
 """Which directories an agent process must not see, and which of them it needs back to run.
 
-The package's fault catalog and scenarios (with the seed they give the schedule), the output
+The package's fault catalog and scenarios (with the seed they give the schedule), the git
+repository of the checkout they are installed from (its history holds them too), the output
 folder (live and earlier bundles) and the baseline cache (noop bundles hold the schedule) are
 hidden outright. The user's home and the temporary directories are hidden as a whole, since
 they hold everything from credentials to other runs' workspaces; from them, only what the
@@ -60,7 +61,43 @@ def hidden_roots() -> list[Path]:
 
 def secret_dirs(extra: Iterable[str | os.PathLike[str]] = ()) -> list[Path]:
     """Folders hidden even where a shown-again folder contains them."""
-    return _existing_dirs([*package_dirs(SECRET_PACKAGES), *(Path(p) for p in extra)])
+    packages = package_dirs(SECRET_PACKAGES)
+    return _existing_dirs([*packages, *checkout_git_dirs(packages), *(Path(p) for p in extra)])
+
+
+def checkout_git_dirs(folders: Iterable[Path]) -> list[Path]:
+    """The git repositories of the source checkouts `folders` lie in (an editable install):
+    their history holds the catalog as well (`git show HEAD:fault_catalog/...`). A worktree's
+    `.git` is a file naming its folder in the main repository, whose objects it shares
+    (`commondir`): that repository is hidden whole."""
+    found: list[Path] = []
+    for folder in folders:
+        for parent in [folder, *folder.parents]:
+            dot_git = parent / ".git"
+            if dot_git.is_dir():
+                found.append(dot_git)
+            elif dot_git.is_file():
+                found.append(_common_git_dir(dot_git))
+            else:
+                continue
+            break
+    return found
+
+
+def _common_git_dir(dot_git_file: Path) -> Path:
+    """The repository a worktree's `.git` file (`gitdir: <path>`) belongs to."""
+    try:
+        text = dot_git_file.read_text(encoding="utf-8").strip()
+    except OSError:
+        return dot_git_file
+    if not text.startswith("gitdir:"):
+        return dot_git_file
+    gitdir = (dot_git_file.parent / text.removeprefix("gitdir:").strip()).resolve()
+    try:
+        common = (gitdir / "commondir").read_text(encoding="utf-8").strip()
+    except OSError:
+        return gitdir
+    return (gitdir / common).resolve()
 
 
 def runtime_dirs(programs: Iterable[str] = ()) -> list[Path]:
