@@ -12,7 +12,9 @@ the run has no metering proxy; through the proxy, a placeholder key is enough). 
 * `web_search = "disabled"` (the key Codex reads; `tools.web_search = false` leaves it on);
 * `sandbox_mode = "workspace-write"`: the workspace, where the rules say to keep notes, is
   writable (`read-only` contradicts that); network stays off for commands; `TMPDIR` points into
-  the workspace so that Codex can set up that sandbox (see `environment`);
+  the workspace so that Codex can set up that sandbox (see `environment`). Under the run's
+  bubblewrap sandbox the preset asks for `danger-full-access`: Codex's own sandbox cannot start
+  there, and the outer one confines its commands;
 * the model endpoint: a `marathon` model provider speaking the Responses API at the run's
   metering proxy (`ctx.model_base_urls["openai"]`) or, without one, at the user's
   `OPENAI_BASE_URL`; with neither, Codex's own default provider and login;
