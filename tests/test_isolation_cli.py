@@ -115,7 +115,8 @@ def test_a_cli_that_tries_gets_nothing_and_scores_as_the_honest_one(
         # the default $8 at list prices (the budget would refuse calls and change the score).
         config = RunConfig(app="boutique", agent=preset, seed=1, scenario=str(TINY),
                            out_dir=where.out_dir, max_cost_usd=None)
-        with ModelDouble(SreScript()) as double:
+        honest_script = SreScript()
+        with ModelDouble(honest_script) as double:
             use_double(double, monkeypatch)
             honest = run_marathon(config, baseline_cache=cache)
         earlier = where.out_dir / "earlier-run"
@@ -148,6 +149,8 @@ def test_a_cli_that_tries_gets_nothing_and_scores_as_the_honest_one(
         assert "Bash" not in offered and not offered & {"WebFetch", "WebSearch"}
     assert leaks(observations, told) == [], table(observations)
     assert landed == []
+    # The CLI's own tools work in the sandbox (Codex's shell too): the notes of both got written.
+    assert honest_script.note_failures == script.note_failures == []
     assert intruder.invocations == honest.invocations == {"ok": 6}, intruder.first_failed_invocation
     assert without_cost(intruder.score_report) == without_cost(honest.score_report)
     spent, honest_spent = intruder.score_report["cost"], honest.score_report["cost"]
