@@ -25,6 +25,7 @@ from pytest_marathon.agents import InvocationContext, resolve_agent
 from test_agents_live import World, world  # noqa: F401 - the live-twin fixture
 
 from pytest_marathon.interface import InProcessClient, serve_http
+from pytest_marathon.isolation.probe import sandbox_support
 
 CLIS = {"codex": "codex", "claude-code": "claude"}
 TINY = Path(__file__).parent / "scenarios" / "tiny-2.yaml"
@@ -175,6 +176,8 @@ def test_the_headline_command_runs_the_preset_from_an_empty_directory(preset, do
     invocations = lines(bundle / "invocations.jsonl")
     assert invocations and {r["status"] for r in invocations} == {"ok"}, invocations
     assert all(r["model_calls"] >= 2 for r in invocations)
+    isolation = json.loads((bundle / "manifest.json").read_text())["agent_flags"]["isolation"]
+    assert isolation == ("sandbox" if sandbox_support().available else "process")
 
 
 @pytest.mark.parametrize("preset", [pytest.param(p, marks=needs(p)) for p in CLIS])
