@@ -254,7 +254,9 @@ def _progress_for(config: pytest.Config) -> Any:
     capman = config.pluginmanager.get_plugin("capturemanager")
     if hasattr(config, "workerinput") or reporter is None or capman is None:
         return SilentProgress()
-    stream = reporter._tw._file  # the real terminal, captured output aside
-    if not stream.isatty():
+    # The reporter judged the terminal when it was created; asking the stream now would ask the
+    # file pytest's output capturing put behind it, which is never a terminal.
+    if not reporter.isatty():
         return SilentProgress()
+    stream = reporter._tw._file  # the real terminal, captured output aside
     return TerminalProgress(stream, tty=True, guard=capman.global_and_fixture_disabled)
