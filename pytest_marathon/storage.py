@@ -40,14 +40,21 @@ def machine_info() -> dict[str, Any]:
     }
 
 
+def check_save_name(name: str) -> str:
+    """The save name, if it can name a file; checked when options are read, so a bad name stops
+    pytest before any run instead of losing every finished run at the end."""
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+        raise StorageError(f"bad save name {name!r}: use letters, digits, '.', '_' or '-'")
+    return name
+
+
 def save_runs(
     root: Path, name: str, results: Iterable[MarathonResult], source_dir: Path | None = None
 ) -> Path:
     """Write a numbered save and return its path; `source_dir` is where the commit is read."""
     from pytest_marathon.provenance import provenance
 
-    if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
-        raise StorageError(f"bad save name {name!r}: use letters, digits, '.', '_' or '-'")
+    check_save_name(name)
     folder = Path(root)
     folder.mkdir(parents=True, exist_ok=True)
     numbers = [int(p.name[:4]) for p in _saves(folder)]

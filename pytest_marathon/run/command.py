@@ -21,6 +21,7 @@ from pytest_marathon.results import (
     invocation_failure,
     parse_failure_fraction,
 )
+from pytest_marathon.run import saves
 from pytest_marathon.run.baseline import DEFAULT_CACHE_DIR
 
 
@@ -53,6 +54,7 @@ def register(subparsers: Any) -> None:
         help="exit 1 when more than this share of invocations did not end ok: a percentage (25%%)"
         " or a fraction (0.25); default 25%%",
     )
+    saves.add_arguments(run)
     run.add_argument("--json", action="store_true", help="print the result as JSON")
     run.add_argument(
         "--alerts",
@@ -91,6 +93,13 @@ def _run(args: argparse.Namespace) -> int:
         sign_key = None if args.sign_key is None else load_private_key(args.sign_key)
     except KeyFileError as exc:  # before anything runs or is written
         return _fail(f"--sign-key: {exc}")
+    from pytest_marathon.storage import StorageError
+
+    try:
+        saved = saves.check(args)
+    except StorageError as exc:
+        return _fail(str(exc))
+    previous = None
     try:
         config = RunConfig(
             app=args.app,
@@ -102,6 +111,8 @@ def _run(args: argparse.Namespace) -> int:
             delta_s=args.delta,
             budget_s=args.budget,
         )
+        if config.bundle_dir.exists():  # the runner keeps it as `<run id>.prev`
+            previous = config.bundle_dir
         result = run_marathon(
             config,
             progress=TerminalProgress(sys.stderr),
@@ -113,12 +124,19 @@ def _run(args: argparse.Namespace) -> int:
     except MarathonInterrupted as stop:
         print(f"pytest-marathon: {stop}", file=sys.stderr)
         return stop.exit_code
+    if previous is not None:
+        print(f"pytest-marathon: the earlier bundle was kept as {previous}.prev", file=sys.stderr)
     if args.json:
         print(json.dumps(result.to_json(), indent=2, sort_keys=True))
     else:
         print(_summary(result))
         if args.alerts > 0:
             print(_alert_history(result.bundle, args.alerts))
+    lines, warnings = saves.finish(args, result, saved)
+    if lines:  # with --json, stdout stays one JSON document
+        print("\n".join(lines), file=sys.stderr if args.json else sys.stdout)
+    for warning in warnings:
+        print(f"pytest-marathon: {warning}", file=sys.stderr)
     verdict = invocation_failure(result, max_failed, "--max-failed-invocations")
     if verdict is not None:  # the summary is still printed: the bundle is evidence either way
         print(f"pytest-marathon: {verdict}", file=sys.stderr)
