@@ -63,13 +63,14 @@ def test_rerunning_a_seed_keeps_the_bundle_it_replaces(
     pytester: pytest.Pytester, project: Path
 ) -> None:
     bundle = project / ".marathon" / "bundles" / "boutique-runbook-seed2-two-faults"
-    first = pytester.runpytest_subprocess(*GRID, SEED2)
-    first.assert_outcomes(passed=1)
+    seed2 = [arg for arg in GRID if not arg.startswith("--marathon-seed")] + ["--marathon-seed=2"]
+    first = pytester.runpytest_subprocess(*seed2)
+    first.assert_outcomes(passed=2)  # the marathon and the user's own test
     first.stdout.no_fnmatch_line("*.prev*")
     stamp = (bundle / "manifest.json").read_bytes()
     (bundle / "note.txt").write_text("the first run")
-    again = pytester.runpytest_subprocess(*GRID, SEED2)
-    again.assert_outcomes(passed=1)
+    again = pytester.runpytest_subprocess(*seed2)
+    again.assert_outcomes(passed=2)
     again.stdout.fnmatch_lines([f"*earlier bundle of {bundle.name} was kept as {bundle}.prev*"])
     previous = bundle.with_name(bundle.name + ".prev")
     assert (previous / "note.txt").read_text() == "the first run"
