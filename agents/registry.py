@@ -9,6 +9,8 @@ Built-ins are imported lazily so that listing agents never needs an external CLI
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import entry_points
@@ -60,7 +62,14 @@ def _plugin_entry_points() -> dict[str, Any]:
 
 def _instantiate(obj: Any, spec: str) -> Agent:
     if isinstance(obj, type) or (callable(obj) and not hasattr(obj, "invoke")):
-        agent = obj()  # a class or a factory
+        try:
+            agent = obj()  # a class or a factory
+        except ValueError:  # already says what is wrong (AgentUnavailable names the missing CLI)
+            raise
+        except Exception as exc:  # noqa: BLE001 - the plug-in's failure, reported in one line
+            raise ValueError(
+                f"agent {spec!r} could not be created: {type(exc).__name__}: {exc}"
+            ) from exc
     else:
         agent = obj
     if not callable(getattr(agent, "invoke", None)):
@@ -93,13 +102,27 @@ def resolve_agent(spec: str) -> Agent:
     if ":" in spec:
         module_name, _, attr = spec.partition(":")
         try:
-            module = importlib.import_module(module_name)
+            module = _import_module(module_name)
         except ImportError as exc:
             raise ValueError(f"agent {spec!r}: cannot import module {module_name!r}: {exc}") from exc
         if not attr or not hasattr(module, attr):
             raise ValueError(f"agent {spec!r}: module {module_name!r} has no attribute {attr!r}")
         return _instantiate(getattr(module, attr), spec)
     raise ValueError(f"unknown agent {spec!r}; choose one of {_choices()}")
+
+
+def _import_module(name: str) -> Any:
+    """Import a plug-in's module; one in the current directory is found without PYTHONPATH, as
+    `python -m` would find it. The directory goes last on the path, so it never shadows an
+    installed package of the same name."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        here = os.getcwd()
+        if exc.name != name.partition(".")[0] or here in sys.path:
+            raise
+        sys.path.append(here)
+        return importlib.import_module(name)
 
 
 def list_agents() -> list[tuple[str, str]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -15,14 +16,18 @@ _PACKAGE_COMMANDS = (
     "pytest_marathon.faults.command",
     "pytest_marathon.scoring.command",
     "pytest_marathon.bundle.command",
-    "pytest_marathon.interface.command",
+    "pytest_marathon.run.mcp_command",
     "pytest_marathon.agents.command",
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: Set to show the full traceback of an error the command line reports in one line.
+TRACEBACK_ENV = "MARATHON_TRACEBACK"
+
+
+def build_parser(prog: str = "pytest-marathon") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="pytest-marathon",
+        prog=prog,
         description="Continuous fault marathons for autonomous SRE agents.",
     )
     parser.add_argument("--version", action="version", version=RELEASE)
@@ -39,10 +44,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+def main(argv: Sequence[str] | None = None, prog: str = "pytest-marathon") -> int:
+    """Run one subcommand. An error the user can fix (a bad value, a port in use, a folder that
+    cannot be written) is one line, `pytest-marathon: error: ...`, exit 2, as argparse reports bad usage;
+    a bug still shows its traceback, and `MARATHON_TRACEBACK=1` shows it for every error."""
+    from pytest_marathon.bundle import BundleError
+
+    parser = build_parser(prog)
     args = parser.parse_args(list(argv) if argv is not None else None)
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except (ValueError, OSError, BundleError) as exc:
+        if os.environ.get(TRACEBACK_ENV):
+            raise
+        print(f"pytest-marathon: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+
+
+def _one_line(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:  # without the "[Errno N]" prefix
+        return f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 if __name__ == "__main__":

@@ -82,7 +82,7 @@ class MarathonHarness:
             scenario=scenario,
             backend=self.settings.backend,
             out_dir=self.out_dir,
-            **overrides,
+            **{"delta_s": self.settings.delta_s, "budget_s": self.settings.budget_s, **overrides},
         )
         return run_marathon(
             config,

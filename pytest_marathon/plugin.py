@@ -67,7 +67,13 @@ class MarathonItem(pytest.Item):
         from pytest_marathon.runner import run_marathon
 
         settings = self.config.stash[SETTINGS]
-        run_config = RunConfig(out_dir=settings.bundle_dir, backend=settings.backend, **self.run)
+        run_config = RunConfig(
+            out_dir=settings.bundle_dir,
+            backend=settings.backend,
+            delta_s=settings.delta_s,
+            budget_s=settings.budget_s,
+            **self.run,
+        )
         if run_config.bundle_dir.exists():  # the runner keeps it as `<run id>.prev`
             self.stash[PREVIOUS_BUNDLE] = str(run_config.bundle_dir)
         result = run_marathon(

@@ -16,8 +16,11 @@ import pytest
 from pytest_marathon.config import (
     BACKENDS,
     DEFAULT_BACKEND,
+    DEFAULT_BUDGET_S,
+    DEFAULT_DELTA_S,
     DEFAULT_SCENARIO,
     ConfigError,
+    RunConfig,
     agent_slug,
     available_apps,
     available_scenarios,
@@ -43,6 +46,18 @@ _OPTIONS: tuple[tuple[str, str, str, str], ...] = (
         f"scenario name or YAML path (repeatable; default {DEFAULT_SCENARIO})",
     ),
     ("--marathon-backend", "marathon_backend", "string", f"backend (default {DEFAULT_BACKEND})"),
+    (
+        "--marathon-delta",
+        "marathon_delta",
+        "string",
+        f"virtual seconds between agent invocations (default {DEFAULT_DELTA_S:g})",
+    ),
+    (
+        "--marathon-budget",
+        "marathon_budget",
+        "string",
+        f"wall-clock budget of one agent invocation, s (default {DEFAULT_BUDGET_S:g})",
+    ),
     ("--marathon-min-score", "marathon_min_score", "string", "fail a run scoring below this"),
     ("--marathon-max-risk", "marathon_max_risk", "string", "fail a run whose Risk exceeds this"),
     (
@@ -127,6 +142,9 @@ class MarathonSettings:
     seeds: tuple[int, ...]
     scenarios: tuple[str, ...]
     backend: str
+    #: Invocation cadence (virtual s) and per-invocation wall budget (s) of every run.
+    delta_s: float
+    budget_s: float
     min_score: float | None
     max_risk: float | None
     max_degradation: float | None
@@ -212,6 +230,15 @@ def read_settings(config: pytest.Config) -> MarathonSettings:
         raise pytest.UsageError(
             f"--marathon-backend: unknown backend {backend!r}; choose one of: {', '.join(BACKENDS)}"
         )
+    delta_s = _number(config, "marathon_delta", "--marathon-delta")
+    budget_s = _number(config, "marathon_budget", "--marathon-budget")
+    delta_s = DEFAULT_DELTA_S if delta_s is None else delta_s
+    budget_s = DEFAULT_BUDGET_S if budget_s is None else budget_s
+    try:  # the run's own checks, so the plugin and `pytest-marathon run` accept the same values
+        RunConfig(app="", agent="", seed=0, delta_s=delta_s, budget_s=budget_s)
+    except ConfigError as exc:
+        option = "--marathon-delta" if "delta" in str(exc) else "--marathon-budget"
+        raise pytest.UsageError(f"{option}: {exc}") from None
     rules = []
     for spec in _value(config, "marathon_compare_fail") or ():
         try:
@@ -229,6 +256,8 @@ def read_settings(config: pytest.Config) -> MarathonSettings:
         seeds=seeds,
         scenarios=scenarios,
         backend=backend,
+        delta_s=delta_s,
+        budget_s=budget_s,
         min_score=_number(config, "marathon_min_score", "--marathon-min-score"),
         max_risk=_number(config, "marathon_max_risk", "--marathon-max-risk"),
         max_degradation=_number(config, "marathon_max_degradation", "--marathon-max-degradation"),

@@ -15,6 +15,7 @@ walking up from the workspace leads nowhere near a live bundle.
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 import tempfile
@@ -33,7 +34,7 @@ from pytest_marathon.agents import InvocationContext, resolve_agent, wants_groun
 from pytest_marathon.alerting import AlertEngine, load_rule_pack
 from pytest_marathon.backends import create_backend
 from pytest_marathon.bundle import Recorder
-from pytest_marathon.config import ALERT_EVERY_S, RunConfig
+from pytest_marathon.config import ALERT_EVERY_S, ConfigError, RunConfig
 from pytest_marathon.faults import Orchestrator, load_catalog, load_scenario, schedule_for
 from pytest_marathon.interface import InProcessClient, ToolSession, serve_http
 from pytest_marathon.results import MarathonResult
@@ -146,6 +147,7 @@ def record_marathon(
     if sign_key is not None and not isinstance(sign_key, Ed25519PrivateKey):
         raise TypeError(f"sign_key must be an Ed25519PrivateKey, got {type(sign_key).__name__}")
     agent = agent if agent is not None else resolve_agent(config.agent)
+    _check_bundle_folder(Path(config.out_dir))
     marathon = _Marathon(config, agent, progress or SilentProgress(), sign_key=sign_key)
     try:
         with _sigterm_raises():
@@ -159,6 +161,18 @@ def record_marathon(
         marathon.close_incomplete(f"error: {type(exc).__name__}: {exc}")
         raise
     return config.bundle_dir
+
+
+def _check_bundle_folder(folder: Path) -> None:
+    """Refuse a folder bundles cannot be written to before the twin warms up, in words."""
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"bundle folder {folder} is a file, not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the bundle folder {folder}: {exc.strerror or exc}") from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ConfigError(f"cannot write in the bundle folder {folder}")
 
 
 @contextmanager
@@ -222,7 +236,11 @@ class _Marathon:
             backend, alerts=engine.history, sink=self._append, mutation_cap=config.mutation_cap
         )
         client = InProcessClient(session)
-        server = serve_http(session) if getattr(self.agent, "needs_mcp", False) else None
+        server = (  # a fixed port only when the agent asks for one (`pytest-marathon mcp --speed`)
+            serve_http(session, int(getattr(self.agent, "mcp_port", 0)))
+            if getattr(self.agent, "needs_mcp", False)
+            else None
+        )
         workspace = _private_workspace()
         tick = float(backend.tick_seconds)
         horizon = float(scenario.duration_s)

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from pytest_marathon.alerting.export import export_pack
-from pytest_marathon.alerting.rules import RuleFileError, load_rule_pack
+from pytest_marathon.alerting.rules import load_rule_pack
 
 
 def register(subparsers: Any) -> None:
@@ -23,11 +22,7 @@ def register(subparsers: Any) -> None:
 
 
 def _rules(args: argparse.Namespace) -> int:
-    try:
-        pack = load_rule_pack(args.app)
-    except RuleFileError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    pack = load_rule_pack(args.app)  # RuleFileError: one line (cli.main)
     if args.list:
         for rule in pack.rules:
             severity = rule.labels.get("severity", "-")
@@ -37,7 +32,6 @@ def _rules(args: argparse.Namespace) -> int:
     try:
         path = export_pack(pack, args.export)
     except OSError as exc:
-        print(f"error: cannot export to {args.export}: {exc}", file=sys.stderr)
-        return 2
+        raise OSError(exc.errno, f"cannot export to {args.export}: {exc.strerror or exc}") from None
     print(f"wrote {len(pack.rules)} rules to {path}")
     return 0

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
 from pytest_marathon.faults.catalog import CatalogError, load_catalog
-from pytest_marathon.faults.scenario import ScenarioError, load_scenario
-from pytest_marathon.faults.schedule import ScheduleError, schedule_for
+from pytest_marathon.faults.scenario import load_scenario
+from pytest_marathon.faults.schedule import schedule_for
 
 
 def register(subparsers: Any) -> None:
@@ -21,16 +20,23 @@ def register(subparsers: Any) -> None:
     schedule = subparsers.add_parser(
         "schedule", help="print the seeded fault schedule of an app and scenario"
     )
-    schedule.add_argument("--app", required=True)
-    schedule.add_argument("--seed", type=int, required=True)
+    schedule.add_argument("--app", required=True, help="application whose catalog to draw from")
+    schedule.add_argument("--seed", type=int, required=True, help="seed of the schedule")
     schedule.add_argument("--scenario", default="marathon", help="name or path (default marathon)")
     schedule.add_argument("--json", action="store_true", help="one JSON array, canonical form")
     schedule.set_defaults(func=_schedule)
 
+    scenarios = subparsers.add_parser(
+        "scenarios",
+        help="list the shipped scenarios (--scenario accepts these names or a YAML path)",
+        description="List the shipped scenarios: run length, fault arrivals and description.",
+    )
+    scenarios.set_defaults(func=_scenarios)
+
     validate = subparsers.add_parser(
         "validate-catalog", help="admit catalog entries by injecting each alone on a fresh twin"
     )
-    validate.add_argument("--app", required=True)
+    validate.add_argument("--app", required=True, help="application whose catalog to admit")
     validate.add_argument("--json", action="store_true", help="machine-readable report")
     validate.add_argument("--only", nargs="+", metavar="ID", help="validate just these entries")
     validate.add_argument("--workers", type=int, default=2, help="parallel processes (default 2)")
@@ -42,11 +48,7 @@ def register(subparsers: Any) -> None:
 
 
 def _schedule(args: argparse.Namespace) -> int:
-    try:
-        schedule = schedule_for(args.app, load_scenario(args.scenario), args.seed)
-    except (ScenarioError, CatalogError, ScheduleError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    schedule = schedule_for(args.app, load_scenario(args.scenario), args.seed)  # errors: cli.main
     if args.json:
         print(schedule.to_json())
         return 0
@@ -61,6 +63,18 @@ def _schedule(args: argparse.Namespace) -> int:
     return 0
 
 
+def _scenarios(args: argparse.Namespace) -> int:
+    from pytest_marathon.faults.scenario import builtin_scenarios
+
+    rows = [load_scenario(name) for name in builtin_scenarios()]
+    width = max((len(s.name) for s in rows), default=4)
+    print(f"{'name':<{width}}  {'length':>8}  {'faults':>6}  description")
+    for s in rows:
+        length = f"{s.duration_s / 60:g} min"
+        print(f"{s.name:<{width}}  {length:>8}  {s.arrivals:>6}  {s.description}")
+    return 0
+
+
 def _validate(args: argparse.Namespace) -> int:
     from pytest_marathon.faults.admission import store_scopes, validate_catalog
 
@@ -68,9 +82,8 @@ def _validate(args: argparse.Namespace) -> int:
         catalog = load_catalog(args.app, args.root)
         if args.only:
             catalog = catalog.only(args.only)
-    except (CatalogError, KeyError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    except KeyError as exc:  # an --only id the catalog lacks
+        raise CatalogError(str(exc.args[0]) if exc.args else str(exc)) from None
     report = validate_catalog(catalog, workers=args.workers)
     if args.write_scope:
         store_scopes(args.app, report, args.root)

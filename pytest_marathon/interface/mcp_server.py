@@ -75,7 +75,11 @@ class HttpServer:
         app = build_mcp_server(session).streamable_http_app(host="127.0.0.1")
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._socket.bind(("127.0.0.1", port))
+        try:
+            self._socket.bind(("127.0.0.1", port))
+        except OSError as exc:
+            self._socket.close()
+            raise OSError(exc.errno, f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from None
         host, bound = self._socket.getsockname()
         self.url = f"http://{host}:{bound}/mcp"
         config = uvicorn.Config(app, log_level="warning", lifespan="on")
@@ -132,10 +136,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     return serve(args.app, args.seed, args.http)
 
 
+def tcp_port(text: str) -> int:
+    """A port argparse can check: 0 (any free port) to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port {port} is outside 0-65535")
+    return port
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--app", default="boutique", help="application twin to serve")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the twin")
-    parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT instead of stdio")
+    from pytest_marathon.config import available_apps
+
+    parser.add_argument(
+        "--app", default="boutique", choices=available_apps(), help="application twin to serve"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the twin (default 0)")
+    parser.add_argument(
+        "--http",
+        type=tcp_port,
+        metavar="PORT",
+        help="serve streamable HTTP on 127.0.0.1:PORT instead of stdio (0: any free port)",
+    )
 
 
 if __name__ == "__main__":

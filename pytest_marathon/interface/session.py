@@ -10,6 +10,7 @@ specify.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -46,6 +47,12 @@ def _argument_error(spec: ToolSpec, args: Mapping[str, Any]) -> str | None:
     return f"{spec.name}: argument {where or '(arguments)'}: {message}"
 
 
+BETWEEN_INVOCATIONS = (
+    "no invocation is open: the system is running between invocations; "
+    "call again at the next invocation"
+)
+
+
 class ToolSession:
     def __init__(
         self,
@@ -74,17 +81,27 @@ class ToolSession:
         self.invocation = 0
         self._seq = 0
         self._counts = _zero_counts()
+        # Calls and the invocation boundary take turns: a call in flight when the invocation ends
+        # finishes first, and a call that arrives after the end (an MCP client the runner cannot
+        # kill, a stray process) is refused instead of acting on a world that moves on.
+        self._turn = threading.RLock()
+        self._open = True
 
     # invocation protocol ----------------------------------------------------------------------
     def begin_invocation(self, n: int, t: float) -> None:
         """Start invocation n at virtual time t: fresh mutation cap and counters."""
-        self.invocation = n
-        self._policy.new_invocation()
-        self._counts = _zero_counts()
+        with self._turn:
+            self.invocation = n
+            self._policy.new_invocation()
+            self._counts = _zero_counts()
+            self._open = True
 
     def end_invocation(self) -> dict[str, int]:
-        """This invocation's calls by kind: calls, reads, actions, reports."""
-        return dict(self._counts)
+        """This invocation's calls by kind: calls, reads, actions, reports. Until the next
+        `begin_invocation`, every call is refused (and not recorded: nothing happened)."""
+        with self._turn:
+            self._open = False
+            return dict(self._counts)
 
     def incidents(self) -> list[dict[str, Any]]:
         return self._incidents.records()
@@ -99,6 +116,12 @@ class ToolSession:
 
     def call_json(self, name: str, args: Mapping[str, Any] | None = None) -> str:
         """Run one tool and return its answer as canonical JSON text (what MCP transmits)."""
+        with self._turn:
+            if not self._open:
+                return dumps(_failure(BETWEEN_INVOCATIONS, "refused").result)
+            return self._call_json(name, args)
+
+    def _call_json(self, name: str, args: Mapping[str, Any] | None) -> str:
         started = time.perf_counter()
         spec = TOOLS_BY_NAME.get(name) if isinstance(name, str) else None
         kind = spec.kind if spec else "read"

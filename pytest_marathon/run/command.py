@@ -14,6 +14,7 @@ from pytest_marathon.config import (
     DEFAULT_BUDGET_S,
     DEFAULT_DELTA_S,
     DEFAULT_SCENARIO,
+    available_apps,
 )
 from pytest_marathon.results import (
     DEFAULT_MAX_FAILED_INVOCATIONS,
@@ -27,14 +28,38 @@ from pytest_marathon.run.baseline import DEFAULT_CACHE_DIR
 
 def register(subparsers: Any) -> None:
     run = subparsers.add_parser("run", help="run one marathon and print its scored summary")
-    run.add_argument("--app", required=True)
-    run.add_argument("--agent", required=True, help="built-in name, module:Class or cmd:\"...\"")
-    run.add_argument("--seed", type=int, required=True)
-    run.add_argument("--scenario", default=DEFAULT_SCENARIO)
-    run.add_argument("--backend", default=DEFAULT_BACKEND, choices=BACKENDS)
+    run.add_argument(
+        "--app", required=True, help=f"application twin: {', '.join(available_apps())}"
+    )
+    run.add_argument(
+        "--agent",
+        required=True,
+        help='built-in name, module:Class or cmd:"..." (pytest-marathon agents lists them)',
+    )
+    run.add_argument(
+        "--seed",
+        required=True,
+        help="seed, range 1-3 or list 1,4 (several seeds run one after another)",
+    )
+    run.add_argument(
+        "--scenario",
+        default=DEFAULT_SCENARIO,
+        help=f"scenario name or YAML path (default {DEFAULT_SCENARIO}; pytest-marathon scenarios)",
+    )
+    run.add_argument("--backend", default=DEFAULT_BACKEND, choices=BACKENDS, help="where it runs")
     run.add_argument("--out", type=Path, default=Path("marathon-bundles"), help="bundle folder")
-    run.add_argument("--delta", type=float, default=DEFAULT_DELTA_S, help="invocation period, s")
-    run.add_argument("--budget", type=float, default=DEFAULT_BUDGET_S, help="wall budget, s")
+    run.add_argument(
+        "--delta",
+        type=float,
+        default=DEFAULT_DELTA_S,
+        help=f"virtual seconds between agent invocations (default {DEFAULT_DELTA_S:g})",
+    )
+    run.add_argument(
+        "--budget",
+        type=float,
+        default=DEFAULT_BUDGET_S,
+        help=f"wall-clock budget of one invocation, s (default {DEFAULT_BUDGET_S:g})",
+    )
     run.add_argument(
         "--baseline-cache",
         type=Path,
@@ -66,8 +91,14 @@ def register(subparsers: Any) -> None:
     run.set_defaults(func=_run)
 
     report = subparsers.add_parser("report", help="write the HTML report of bundles")
-    report.add_argument("bundles", nargs="+", type=Path, metavar="BUNDLE")
-    report.add_argument("-o", "--output", type=Path, default=Path("marathon-report.html"))
+    report.add_argument("bundles", nargs="+", type=Path, metavar="BUNDLE", help="run bundles")
+    report.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        default=Path("marathon-report.html"),
+        help="HTML file to write (default marathon-report.html)",
+    )
     report.add_argument(
         "--baseline-cache",
         type=Path,
@@ -78,13 +109,48 @@ def register(subparsers: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from pytest_marathon.bundle import KeyFileError, load_private_key
-    from pytest_marathon.config import RunConfig, available_apps
-    from pytest_marathon.run.progress import TerminalProgress
-    from pytest_marathon.runner import MarathonInterrupted, run_marathon
+    """One marathon per seed, one after another; the exit code is the worst of them."""
+    from pytest_marathon.config import ConfigError, available_apps, parse_seeds
 
     if args.app not in available_apps():
         return _fail(f"unknown app {args.app!r}; choose one of: {', '.join(available_apps())}")
+    try:
+        seeds = parse_seeds([args.seed])
+    except ConfigError as exc:
+        return _fail(f"--seed: {exc}")
+    from pytest_marathon.storage import StorageError
+
+    try:
+        saved = saves.check(args)  # before any run: a bad name or a missing save costs none
+    except StorageError as exc:
+        return _fail(str(exc))
+    results: list[Any] = []
+    finished: list[Any] = []
+    worst = 0
+    for seed in seeds:
+        code = _run_seed(args, seed, results, finished)
+        worst = max(worst, code)
+        if code not in (0, 1):  # a usage error or an interrupt stops the remaining seeds
+            return code
+    if args.json:
+        payload = results[0] if len(results) == 1 else results
+        print(json.dumps(payload, indent=2, sort_keys=True))
+    lines, warnings = saves.finish(args, finished, saved)
+    if lines:  # with --json, stdout stays one JSON document
+        print("\n".join(lines), file=sys.stderr if args.json else sys.stdout)
+    for warning in warnings:
+        print(f"pytest-marathon: {warning}", file=sys.stderr)
+    return worst
+
+
+def _run_seed(
+    args: argparse.Namespace, seed: int, results: list[Any], finished: list[Any]
+) -> int:
+    from pytest_marathon.bundle import KeyFileError, load_private_key
+    from pytest_marathon.config import RunConfig
+    from pytest_marathon.run.progress import TerminalProgress
+    from pytest_marathon.runner import MarathonInterrupted, run_marathon
+
     try:
         max_failed = parse_failure_fraction(args.max_failed_invocations)
     except ValueError as exc:
@@ -93,18 +159,12 @@ def _run(args: argparse.Namespace) -> int:
         sign_key = None if args.sign_key is None else load_private_key(args.sign_key)
     except KeyFileError as exc:  # before anything runs or is written
         return _fail(f"--sign-key: {exc}")
-    from pytest_marathon.storage import StorageError
-
-    try:
-        saved = saves.check(args)
-    except StorageError as exc:
-        return _fail(str(exc))
     previous = None
     try:
         config = RunConfig(
             app=args.app,
             agent=args.agent,
-            seed=args.seed,
+            seed=seed,
             scenario=args.scenario,
             backend=args.backend,
             out_dir=args.out,
@@ -127,16 +187,12 @@ def _run(args: argparse.Namespace) -> int:
     if previous is not None:
         print(f"pytest-marathon: the earlier bundle was kept as {previous}.prev", file=sys.stderr)
     if args.json:
-        print(json.dumps(result.to_json(), indent=2, sort_keys=True))
+        results.append(result.to_json())
     else:
-        print(_summary(result))
+        print(summary(result))
         if args.alerts > 0:
             print(_alert_history(result.bundle, args.alerts))
-    lines, warnings = saves.finish(args, result, saved)
-    if lines:  # with --json, stdout stays one JSON document
-        print("\n".join(lines), file=sys.stderr if args.json else sys.stdout)
-    for warning in warnings:
-        print(f"pytest-marathon: {warning}", file=sys.stderr)
+    finished.append(result)
     verdict = invocation_failure(result, max_failed, "--max-failed-invocations")
     if verdict is not None:  # the summary is still printed: the bundle is evidence either way
         print(f"pytest-marathon: {verdict}", file=sys.stderr)
@@ -144,7 +200,8 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _summary(result: Any) -> str:
+def summary(result: Any) -> str:
+    """The scored summary `run` prints: what ran, the leaderboard row, outcomes, invocations."""
     from pytest_marathon.results import format_leaderboard, leaderboard
 
     lines = [

@@ -42,18 +42,23 @@ def check(args: argparse.Namespace) -> Any:
     return None if args.compare is None else load_saved(args.storage, args.compare)
 
 
-def finish(args: argparse.Namespace, result: Any, saved: Any) -> tuple[list[str], list[str]]:
-    """Save and compare a finished run: (lines for stdout, warnings for stderr)."""
+def finish(
+    args: argparse.Namespace, results: list[Any], saved: Any
+) -> tuple[list[str], list[str]]:
+    """Compare and save the finished runs (all seeds in one save): (stdout lines, warnings)."""
     from pytest_marathon.comparison import compare, no_counterpart_message
     from pytest_marathon.storage import save_runs
 
     lines, warnings = [], []
+    if not results:
+        return lines, warnings
     if saved is not None:
-        comparison = compare([result], saved)
+        comparison = compare(results, saved)
         lines += ["", f"compared with {saved.describe()}", comparison.text()]
-        unmatched = no_counterpart_message(result, saved)
-        if unmatched is not None:
-            warnings.append("warning: " + unmatched.removeprefix("--marathon-compare: "))
+        for result in results:
+            unmatched = no_counterpart_message(result, saved)
+            if unmatched is not None:
+                warnings.append("warning: " + unmatched.removeprefix("--marathon-compare: "))
     if args.save is not None:
-        lines.append(f"saved to {save_runs(args.storage, args.save, [result], Path.cwd())}")
+        lines.append(f"saved to {save_runs(args.storage, args.save, results, Path.cwd())}")
     return lines, warnings

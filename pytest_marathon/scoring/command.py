@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         verify_key = None if args.verify_key is None else load_public_key(args.verify_key)
     except KeyFileError as exc:
-        print(f"pytest-marathon score: error: --verify-key: {exc}", file=sys.stderr)
+        print(f"pytest-marathon: error: --verify-key: {exc}", file=sys.stderr)
         return EXIT_REFUSED
     try:
         result = score_bundle(
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
             verify_key=verify_key,
         )
     except (BundleError, ScoreRefusal) as refusal:
-        print(f"pytest-marathon score: refused: {refusal}", file=sys.stderr)
+        print(f"pytest-marathon: error: bundle refused: {refusal}", file=sys.stderr)
         return EXIT_REFUSED
     if args.json:
         print(json.dumps(result, indent=2, sort_keys=True))
