@@ -1,9 +1,11 @@
 """pytest hooks of pytest-marathon: options, one test item per run, fixtures, results.
 
-A marathon is a test: `-k`, `-m marathon`, `--lf` and `-n` work on it as on any test, its metrics
-are junit properties, thresholds and regressions fail it with the metric, value and bound. Under
-xdist each worker runs its share of the grid and ships the scored result to the controller inside
-the test report, where the leaderboard, JSON results, report and saves are produced once.
+A marathon is a test: `-k`, `-m marathon`, `--lf` and `-n` work on it as on any test, the id it
+prints re-runs it (`selection`), its metrics reach the junit file where the schema allows them
+(`ci.junit`), thresholds and regressions fail it with the metric, value and bound. Under xdist
+each worker runs its share of the grid and ships the scored result to the controller inside the
+test report, where the leaderboard, JSON results, report, OpenMetrics file, step summary and
+saves are produced once.
 """
 
 from __future__ import annotations
