@@ -104,6 +104,22 @@ def test_junit_openmetrics_and_step_summary_are_what_ci_reads(
     assert "2 run(s), 1 failed" in markdown
 
 
+def test_the_legacy_family_also_gets_testcase_properties(
+    pytester: pytest.Pytester, workdir: Path
+) -> None:
+    """Only `xunit1`'s schema has testcase properties; a user who chose it keeps them."""
+    result = pytester.runpytest_subprocess(
+        "--marathon-app=boutique", "--agent=runbook", "--marathon-scenario=two-faults.yaml",
+        "-p", "no:cacheprovider", "--junitxml=legacy.xml", "-o", "junit_family=xunit1",
+    )
+    result.assert_outcomes(passed=1)
+    (case,) = ET.parse(workdir / "legacy.xml").iter("testcase")
+    assert case.get("classname") == "marathon.boutique.runbook"
+    properties = {p.get("name"): p.get("value") for p in case.iter("property")}
+    assert float(properties["score"]) > 0
+    assert properties["invocations_failed"] == "0"
+
+
 def test_openmetrics_escapes_labels_and_leaves_out_metrics_not_reached() -> None:
     run = MarathonResult.from_json({
         "app": "boutique", "agent": 'cmd:"python agent.py" --say "hi\\there"',

@@ -104,12 +104,17 @@ def test_the_cli_saves_and_compares_in_the_same_storage(
     bad = subprocess.run([*cli, "--seed", "1", "--save", "no good"], cwd=project,
                          capture_output=True, text=True, check=False)
     assert bad.returncode == 2 and "bad save name 'no good'" in bad.stderr
-    done = subprocess.run([*cli, "--seed", "2", "--compare", "base", "--save", "cli"],
+    done = subprocess.run([*cli, "--seed", "1-2", "--compare", "base", "--save", "cli"],
                           cwd=project, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert "compared with store/0001_base.json" in done.stdout
+    assert "runbook boutique two-faults.yaml seed 1  " in done.stdout  # compared, old → new
+    assert " → " in done.stdout
     assert "no saved run" in done.stdout
     assert "warning: 0001_base.json has no run of runbook boutique two-faults.yaml seed 2" in (
         done.stderr)
     assert sorted(p.name for p in (project / "store").iterdir()) == [
         "0001_base.json", "0002_cli.json"]
+    cli_save = json.loads((project / "store" / "0002_cli.json").read_text())
+    assert len(cli_save["runs"]) == 2  # one save for all seeds of the command
+    assert cli_save["commit"] == _head(project)
