@@ -2,8 +2,9 @@
 
 `cmd:"<command line>"` runs the program with its workspace as cwd, the live session's MCP endpoint
 in `MARATHON_MCP_URL` (loopback streamable HTTP; a ready `mcp.json` sits in the workspace), the
-cumulative alert history in the JSON file `MARATHON_ALERTS`, and the invocation's wall-clock budget
-enforced by killing its process group (`pytest_marathon.interface.run_process_invocation`).
+cumulative alert history in the JSON file `MARATHON_ALERTS`, the run's metering proxy in
+OPENAI_BASE_URL / ANTHROPIC_BASE_URL (with placeholder keys), and the invocation's wall-clock
+budget enforced by killing its process group (`pytest_marathon.interface.run_process_invocation`).
 
 The `codex` and `claude-code` presets are the paper's adapter (Appendix G): they write the CLI's own
 MCP configuration and the benchmark's rules as project instructions (AGENTS.md / CLAUDE.md) into
@@ -19,17 +20,22 @@ import shlex
 import shutil
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from pytest_marathon.agents import claude_cli, codex_cli
+from pytest_marathon.agents.cli_answer import CliAnswer
 from pytest_marathon.agents.incident_block import parse_incident_block
 from pytest_marathon.agents.protocol import InvocationContext, InvocationUsage
 from pytest_marathon.agents.tooling import call_tool
 
 from pytest_marathon.interface.invocation import ProcessOutcome, run_process_invocation
+from pytest_marathon.metering.credentials import agent_environment
 
 MCP_SERVER_NAME = "marathon"
 CONTROL_DIR = ".marathon"  # files the benchmark writes for the agent, inside its workspace
+CODEX_HOME = "codex-home"  # the codex preset's private CODEX_HOME, inside CONTROL_DIR
 
 
 class AgentUnavailable(ValueError):
@@ -37,7 +43,9 @@ class AgentUnavailable(ValueError):
 
 
 def write_invocation_files(ctx: InvocationContext) -> dict[str, str]:
-    """Alert history and MCP client config in the workspace; returns the MARATHON_* variables."""
+    """Alert history and MCP client config in the workspace; returns the MARATHON_* variables,
+    and, when the run meters model calls, OPENAI_BASE_URL / ANTHROPIC_BASE_URL naming its proxy
+    with a placeholder in every credential variable, so the process never holds the user's key."""
     if not ctx.mcp_url:
         raise RuntimeError(
             "external agents need the live session served over MCP (ctx.mcp_url); the runner "
@@ -56,6 +64,7 @@ def write_invocation_files(ctx: InvocationContext) -> dict[str, str]:
         "MARATHON_INVOCATION": str(ctx.n),
         "MARATHON_TIME": f"{ctx.t:g}",
         "MARATHON_BUDGET_S": f"{ctx.budget_s:g}",
+        **agent_environment(ctx.model_base_urls),
     }
 
 
@@ -166,14 +175,14 @@ PROMPT = (
 
 
 class _CliPreset:
-    """Shared adapter of the Codex and Claude Code presets."""
+    """Shared adapter of the Codex and Claude Code presets: rules in the workspace, the CLI run
+    headless with its private configuration, its JSON event stream read for the answer."""
 
     name = ""
     description = ""
     executable = ""
     install_hint = ""
     credential_env: tuple[str, ...] = ()
-    credential_files: tuple[str, ...] = ()
     instructions_file = ""
     needs_ground_truth = False
     needs_mcp = True
@@ -186,25 +195,27 @@ class _CliPreset:
                 f"agent {self.name!r} needs the `{self.executable}` CLI on PATH ({self.install_hint})"
             )
         self.path = found
-        home = Path.home()
-        if not any(os.environ.get(v) for v in self.credential_env) and not any(
-            (home / f).exists() for f in self.credential_files
-        ):
+        files = self.credential_files()
+        if not any(os.environ.get(v) for v in self.credential_env) and not any(f.exists() for f in files):
             raise AgentUnavailable(
                 f"agent {self.name!r} found `{found}` but no credentials: set "
                 + " or ".join(self.credential_env)
                 + " or log in so that "
-                + " or ".join(f"~/{f}" for f in self.credential_files)
+                + " or ".join(str(f) for f in files)
                 + " exists"
             )
+
+    def credential_files(self) -> list[Path]:
+        raise NotImplementedError
+
+    def prepare(self, ctx: InvocationContext, env: Mapping[str, str]) -> dict[str, str]:
+        """Write the CLI's private configuration; returns the variables it must run with."""
+        raise NotImplementedError
 
     def argv(self, ctx: InvocationContext, prompt: str, output: Path) -> list[str]:
         raise NotImplementedError
 
-    def write_config(self, ctx: InvocationContext) -> None:
-        raise NotImplementedError
-
-    def final_text(self, output: Path) -> tuple[str, InvocationUsage]:
+    def read_answer(self, output: Path) -> CliAnswer:
         raise NotImplementedError
 
     def invoke(self, ctx: InvocationContext) -> InvocationUsage | None:
@@ -213,7 +224,7 @@ class _CliPreset:
         (ctx.workspace / self.instructions_file).write_text(
             INSTRUCTIONS.format(namespace=self.namespace, server=MCP_SERVER_NAME), encoding="utf-8"
         )
-        self.write_config(ctx)
+        env.update(self.prepare(ctx, env))
         output = ctx.workspace / CONTROL_DIR / f"output-{ctx.n:03d}"
         prompt = PROMPT.format(n=ctx.n, t=ctx.t, count=len(ctx.alerts), server=MCP_SERVER_NAME)
         # The shell only redirects the CLI's whole answer to a file (the process tail is short).
@@ -221,20 +232,32 @@ class _CliPreset:
         env["MARATHON_OUTPUT"] = str(output)
         outcome = run_process_invocation(argv, cwd=ctx.workspace, env=env, budget_s=remaining_budget(ctx))
         _keep_log(ctx, outcome)
-        text, usage = self.final_text(output) if output.exists() else ("", InvocationUsage())
-        detail = usage_from(outcome).detail
-        status = outcome.status
+        answer = self.read_answer(output) if output.exists() else CliAnswer()
+        status, detail = _cli_outcome(outcome, answer)
         try:
-            incidents = parse_incident_block(text)
+            incidents = parse_incident_block(answer.text)
         except ValueError as exc:
-            incidents, status, detail = [], "error" if status == "ok" else status, f"{detail} {exc}".strip()
+            incidents = []
+            if status == "ok":
+                status, detail = "error", str(exc)
         if incidents:
             published = call_tool(ctx.tools, "report_incidents", incidents=incidents)
             if not published.ok:
                 status, detail = "error", f"{detail} report_incidents refused: {published.error}".strip()
         return InvocationUsage(
-            usage.model_calls, usage.input_tokens, usage.output_tokens, usage.cost_usd, status, detail[:500]
+            answer.model_calls, answer.input_tokens, answer.output_tokens, answer.cost_usd, status, detail[:500]
         )
+
+
+def _cli_outcome(outcome: ProcessOutcome, answer: CliAnswer) -> tuple[str, str]:
+    """Status and detail of a CLI run: the CLI's own failure message when it gave one (a run it
+    reports as failed is an error even if it exited 0), else the tail of its stderr."""
+    if outcome.status == "ok" and not answer.failure:
+        return "ok", ""
+    if outcome.status == "ok":
+        return "error", f"the CLI exited 0 but reported: {answer.failure}"
+    cause = answer.failure or outcome.stderr_tail[-300:].strip()
+    return outcome.status, f"{outcome.status}: exit {outcome.returncode}: {cause}".strip()
 
 
 class CodexAgent(_CliPreset):
@@ -243,49 +266,26 @@ class CodexAgent(_CliPreset):
     executable = "codex"
     install_hint = "npm install -g @openai/codex"
     credential_env = ("OPENAI_API_KEY", "CODEX_API_KEY")
-    credential_files = (".codex/auth.json",)
     instructions_file = "AGENTS.md"
 
-    def write_config(self, ctx: InvocationContext) -> None:
-        config = ctx.workspace / ".codex" / "config.toml"
-        config.parent.mkdir(exist_ok=True)
-        config.write_text(
-            f'[mcp_servers.{MCP_SERVER_NAME}]\nurl = "{ctx.mcp_url}"\n\n[tools]\nweb_search = false\n',
-            encoding="utf-8",
-        )
+    def credential_files(self) -> list[Path]:
+        return [codex_cli.user_codex_home() / codex_cli.AUTH_FILE]
+
+    def prepare(self, ctx: InvocationContext, env: Mapping[str, str]) -> dict[str, str]:
+        home = ctx.workspace / CONTROL_DIR / CODEX_HOME
+        codex_cli.prepare_home(home, str(ctx.mcp_url), ctx.model_base_urls, env)
+        return codex_cli.environment(home, ctx.workspace / CONTROL_DIR / "tmp")
 
     def argv(self, ctx: InvocationContext, prompt: str, output: Path) -> list[str]:
-        return [
-            self.path,
-            "exec",
-            "--json",
-            "--skip-git-repo-check",
-            "--sandbox",
-            "read-only",
-            "-c",
-            f'mcp_servers.{MCP_SERVER_NAME}.url="{ctx.mcp_url}"',
-            "-c",
-            "tools.web_search=false",
-            "--output-last-message",
-            str(output.with_suffix(".last.md")),
-            prompt,
-        ]
+        return codex_cli.argv(self.path, prompt, ctx.workspace, output.with_suffix(".last.md"))
 
-    def final_text(self, output: Path) -> tuple[str, InvocationUsage]:
+    def read_answer(self, output: Path) -> CliAnswer:
+        text = output.read_text(encoding="utf-8", errors="replace")
+        answer = codex_cli.read_events(text, output.parent / CODEX_HOME)
         last = output.with_suffix(".last.md")
-        text = last.read_text(encoding="utf-8", errors="replace") if last.exists() else ""
-        calls = inputs = outputs = 0
-        for line in output.read_text(encoding="utf-8", errors="replace").splitlines():
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            usage = event.get("usage") if isinstance(event, Mapping) else None
-            if event.get("type") == "turn.completed" and isinstance(usage, Mapping):
-                calls += 1
-                inputs += int(usage.get("input_tokens") or 0)
-                outputs += int(usage.get("output_tokens") or 0)
-        return text, InvocationUsage(calls, inputs, outputs)
+        if last.exists() and not answer.text:
+            return replace(answer, text=last.read_text(encoding="utf-8", errors="replace"))
+        return answer
 
 
 class ClaudeCodeAgent(_CliPreset):
@@ -293,51 +293,21 @@ class ClaudeCodeAgent(_CliPreset):
     description = "Anthropic Claude Code CLI, headless over MCP (needs `claude` and credentials)"
     executable = "claude"
     install_hint = "npm install -g @anthropic-ai/claude-code"
-    credential_env = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN")
-    credential_files = (".claude/.credentials.json",)
+    credential_env = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN")
     instructions_file = "CLAUDE.md"
 
-    def write_config(self, ctx: InvocationContext) -> None:
-        config = {"mcpServers": {MCP_SERVER_NAME: {"type": "http", "url": ctx.mcp_url}}}
-        (ctx.workspace / ".mcp.json").write_text(json.dumps(config, indent=1), encoding="utf-8")
+    def credential_files(self) -> list[Path]:
+        return [claude_cli.user_config_dir() / claude_cli.CREDENTIALS]
+
+    def _mcp_file(self, ctx: InvocationContext) -> Path:
+        return ctx.workspace / CONTROL_DIR / "claude-mcp.json"
+
+    def prepare(self, ctx: InvocationContext, env: Mapping[str, str]) -> dict[str, str]:
+        config_dir = ctx.workspace / CONTROL_DIR / "claude-config"
+        return claude_cli.prepare(config_dir, self._mcp_file(ctx), str(ctx.mcp_url), ctx.model_base_urls, env)
 
     def argv(self, ctx: InvocationContext, prompt: str, output: Path) -> list[str]:
-        return [
-            self.path,
-            "-p",
-            prompt,
-            "--output-format",
-            "json",
-            "--mcp-config",
-            str(ctx.workspace / ".mcp.json"),
-            "--strict-mcp-config",
-            "--allowedTools",
-            f"mcp__{MCP_SERVER_NAME}",
-            "Read",
-            "Write",
-            "Edit",
-            "Glob",
-            "Grep",
-            "--disallowedTools",
-            "Bash",
-            "WebFetch",
-            "WebSearch",
-            "--max-turns",
-            "40",
-        ]
+        return claude_cli.argv(self.path, prompt, self._mcp_file(ctx))
 
-    def final_text(self, output: Path) -> tuple[str, InvocationUsage]:
-        raw = output.read_text(encoding="utf-8", errors="replace")
-        try:
-            answer = json.loads(raw)
-        except json.JSONDecodeError:
-            return raw, InvocationUsage()
-        if not isinstance(answer, Mapping):
-            return raw, InvocationUsage()
-        usage = answer.get("usage") if isinstance(answer.get("usage"), Mapping) else {}
-        return str(answer.get("result") or ""), InvocationUsage(
-            int(answer.get("num_turns") or 0),
-            int(usage.get("input_tokens") or 0) + int(usage.get("cache_read_input_tokens") or 0),
-            int(usage.get("output_tokens") or 0),
-            float(answer.get("total_cost_usd") or 0.0),
-        )
+    def read_answer(self, output: Path) -> CliAnswer:
+        return claude_cli.read_events(output.read_text(encoding="utf-8", errors="replace"))

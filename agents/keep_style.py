@@ -124,6 +124,7 @@ class KeepStyleAgent:
     ) -> None:
         self.rules = rules or keep_engine.load_rules(rules_path)
         self.planner: Planner = planner or RunbookPlanner()
+        self.uses_models = planner is not None  # the default planner calls no model
 
     def invoke(self, ctx: InvocationContext) -> InvocationUsage | None:
         store = load_state(ctx.workspace, STATE_FILE, keep_engine.empty_store())

@@ -8,6 +8,7 @@ from pytest_marathon.agents.protocol import InvocationContext, InvocationUsage
 class NoopAgent:
     name = "noop"
     description = "Does nothing; its run is the no-action baseline degradation is measured against"
+    uses_models = False  # runs without a metering proxy
     needs_ground_truth = False
 
     def invoke(self, ctx: InvocationContext) -> InvocationUsage | None:

@@ -131,6 +131,7 @@ def partition_alerts(
 class OracleAgent:
     name = "oracle"
     description = "Reads the hidden schedule and applies each fault's recorded remedy (upper bound; flagged)"
+    uses_models = False  # runs without a metering proxy
     needs_ground_truth = True
 
     def invoke(self, ctx: InvocationContext) -> InvocationUsage | None:

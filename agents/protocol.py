@@ -8,7 +8,7 @@ an in-process baseline, a Python plug-in and an external CLI be driven by the sa
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -46,7 +46,10 @@ class InvocationContext:
     `labels`, `annotations`, `state` (`firing`/`resolved`), `fired_at`, `resolved_at`, `value`.
     `ground_truth` is filled only for agents that declare `needs_ground_truth` (the oracle): the
     schedule records of the faults injected so far. `mcp_url`/`mcp_command` let external programs
-    reach the same tools over MCP.
+    reach the same tools over MCP. `model_base_urls` are the run's metering proxy: "openai" a
+    base URL as OPENAI_BASE_URL expects it (ends in `/v1`), "anthropic" one as ANTHROPIC_BASE_URL
+    expects it; any API key works there (the proxy substitutes the user's); empty when the run
+    has no proxy.
     """
 
     n: int
@@ -59,11 +62,14 @@ class InvocationContext:
     ground_truth: Sequence[Mapping[str, Any]] | None = None
     mcp_url: str | None = None
     mcp_command: Sequence[str] | None = None
+    model_base_urls: Mapping[str, str] = field(default_factory=dict)
 
 
 @runtime_checkable
 class Agent(Protocol):
-    """An SRE agent. `invoke` may return usage (model calls, tokens, dollars) or None."""
+    """An SRE agent. `invoke` may return usage (model calls, tokens, dollars) or None; when the
+    run's metering proxy runs, the recorded usage is what it measured. An agent that calls no
+    model may declare `uses_models = False` and runs without a proxy."""
 
     name: str
     description: str

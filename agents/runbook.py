@@ -75,6 +75,7 @@ class RunbookAgent:
 
     name = "runbook"
     description = "Rule-based Runbook (no model): one incident per workload, one scripted action from a fixed rule table"
+    uses_models = False  # runs without a metering proxy
     needs_ground_truth = False
 
     def __init__(self, table: RemedyTable | None = None, table_path: Path | None = None) -> None:

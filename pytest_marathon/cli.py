@@ -64,7 +64,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "pytest-marathon") -> in
 def _one_line(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:  # without the "[Errno N]" prefix
         return f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
-    return " ".join(str(exc).split()) or type(exc).__name__
+    first, *rest = str(exc).strip().splitlines() or [type(exc).__name__]
+    return "\n".join([" ".join(first.split()), *rest])  # a list of problems keeps its lines
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ BACKENDS = ("twin",)
 DEFAULT_DELTA_S = 120.0
 DEFAULT_BUDGET_S = 110.0
 DEFAULT_MUTATION_CAP = 10
+DEFAULT_MAX_COST_USD = 8.0  # the paper's per-run budget
 WARMUP_S = 300.0
 ALERT_EVERY_S = 15.0
 
@@ -45,6 +46,10 @@ class RunConfig:
     users: int | None = None
     out_dir: Path = field(default_factory=lambda: Path("marathon-bundles"))
     mutation_cap: int = DEFAULT_MUTATION_CAP
+    #: Dollars the run's model calls may cost before the metering proxy refuses further calls
+    #: (None: no budget); `price_table` is the user's price file (None: the built-in table).
+    max_cost_usd: float | None = DEFAULT_MAX_COST_USD
+    price_table: Path | None = None
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -61,6 +66,8 @@ class RunConfig:
             raise ConfigError(f"mutation cap must be >= 0, got {self.mutation_cap}")
         if self.users is not None and self.users <= 0:
             raise ConfigError(f"users must be positive, got {self.users}")
+        if self.max_cost_usd is not None and not 0 <= self.max_cost_usd < float("inf"):
+            raise ConfigError(f"max cost must be a finite number >= 0, got {self.max_cost_usd}")
 
     @property
     def run_id(self) -> str:
@@ -80,11 +87,14 @@ class RunConfig:
         a default and its explicit value are one run), times are floats (60 and 60.0 are one
         run), and digests of the scenario, catalog and rule-pack files the run reads are added,
         since a name does not prove its content. No output paths: they are not part of what the
-        run is."""
+        run is. The model budget is recorded, and the price table by its digest (not its path):
+        the same tokens at other prices are another cost."""
+        from pytest_marathon.metering.prices import load_price_table
         from pytest_marathon.run.digests import effective_users, run_digests
 
         data = asdict(self)
         data.pop("out_dir")
+        data["price_table_digest"] = load_price_table(data.pop("price_table")).digest
         data["users"] = effective_users(self.app, self.backend, self.users)
         data["delta_s"] = float(self.delta_s)
         data["budget_s"] = float(self.budget_s)

@@ -82,7 +82,13 @@ class MarathonHarness:
             scenario=scenario,
             backend=self.settings.backend,
             out_dir=self.out_dir,
-            **{"delta_s": self.settings.delta_s, "budget_s": self.settings.budget_s, **overrides},
+            **{
+                "delta_s": self.settings.delta_s,
+                "budget_s": self.settings.budget_s,
+                "max_cost_usd": self.settings.max_cost_usd,
+                "price_table": self.settings.price_table,
+                **overrides,
+            },
         )
         return run_marathon(
             config,

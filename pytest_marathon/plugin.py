@@ -74,6 +74,8 @@ class MarathonItem(pytest.Item):
             backend=settings.backend,
             delta_s=settings.delta_s,
             budget_s=settings.budget_s,
+            max_cost_usd=settings.max_cost_usd,
+            price_table=settings.price_table,
             **self.run,
         )
         if run_config.bundle_dir.exists():  # the runner keeps it as `<run id>.prev`

@@ -18,6 +18,7 @@ from pytest_marathon.config import (
     DEFAULT_BACKEND,
     DEFAULT_BUDGET_S,
     DEFAULT_DELTA_S,
+    DEFAULT_MAX_COST_USD,
     DEFAULT_SCENARIO,
     ConfigError,
     RunConfig,
@@ -102,6 +103,19 @@ _OPTIONS: tuple[tuple[str, str, str, str], ...] = (
         "sign every run bundle with this Ed25519 private key file (pytest-marathon keygen)",
     ),
     (
+        "--marathon-max-cost",
+        "marathon_max_cost",
+        "string",
+        "model budget per run in USD, enforced by the metering proxy: once spent, further model "
+        "calls are refused (default 8; none for no budget)",
+    ),
+    (
+        "--marathon-price-table",
+        "marathon_price_table",
+        "string",
+        "YAML price table (USD per million tokens per model) replacing the built-in one",
+    ),
+    (
         "--marathon-compare-fail",
         "marathon_compare_fail",
         "linelist",
@@ -163,6 +177,9 @@ class MarathonSettings:
     #: The loaded Ed25519 private key bundles are signed with (None: unsigned). Loaded while
     #: options are validated, so a bad key file stops pytest before any run starts.
     sign_key: Any = None
+    #: The metering proxy's budget per run in USD (None: none) and the user's price table file.
+    max_cost_usd: float | None = DEFAULT_MAX_COST_USD
+    price_table: Path | None = None
 
     @property
     def active(self) -> bool:
@@ -272,7 +289,25 @@ def read_settings(config: pytest.Config) -> MarathonSettings:
         compare=compare,
         compare_fail=tuple(rules),
         sign_key=sign_key,
+        **_metering(config, here),
     )
+
+
+def _metering(config: pytest.Config, here: Path) -> dict[str, Any]:
+    """The budget and the price table, checked now so a bad one stops pytest before any run."""
+    from pytest_marathon.metering import PriceTableError, load_price_table, parse_max_cost
+
+    try:
+        max_cost = parse_max_cost(_value(config, "marathon_max_cost"), DEFAULT_MAX_COST_USD)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--marathon-max-cost: {exc}") from None
+    table = _path(here, _value(config, "marathon_price_table"))
+    if table is not None:
+        try:
+            load_price_table(table)
+        except PriceTableError as exc:
+            raise pytest.UsageError(f"--marathon-price-table: {exc}") from None
+    return {"max_cost_usd": max_cost, "price_table": table}
 
 
 def _check_agent(spec: str) -> None:

@@ -37,6 +37,7 @@ from pytest_marathon.bundle import Recorder
 from pytest_marathon.config import ALERT_EVERY_S, ConfigError, RunConfig
 from pytest_marathon.faults import Orchestrator, load_catalog, load_scenario, schedule_for
 from pytest_marathon.interface import InProcessClient, ToolSession, serve_http
+from pytest_marathon.metering.runs import start_metering, usage_record
 from pytest_marathon.results import MarathonResult
 from pytest_marathon.run.baseline import DEFAULT_CACHE_DIR, NOOP_AGENT, cached_noop_bundle
 from pytest_marathon.run.completions import CompletionTracker
@@ -215,6 +216,7 @@ class _Marathon:
     active: dict[str, float] = field(default_factory=dict)
     firing: set[str] = field(default_factory=set)
     injected: list[dict[str, Any]] = field(default_factory=list)
+    metering: Any = None  # the run's metering proxy; None for an agent that uses no model
 
     def run(self) -> None:
         config = self.config
@@ -236,6 +238,7 @@ class _Marathon:
             backend, alerts=engine.history, sink=self._append, mutation_cap=config.mutation_cap
         )
         client = InProcessClient(session)
+        self.metering = start_metering(self.agent, config)
         server = (  # a fixed port only when the agent asks for one (`pytest-marathon mcp --speed`)
             serve_http(session, int(getattr(self.agent, "mcp_port", 0)))
             if getattr(self.agent, "needs_mcp", False)
@@ -277,6 +280,8 @@ class _Marathon:
             orchestrator.finish()
             if server is not None:
                 server.close()
+            if self.metering is not None:
+                self.metering.close()
             shutil.rmtree(workspace, ignore_errors=True)
         self.recorder.seal()
         self.progress.finish("")
@@ -313,15 +318,19 @@ class _Marathon:
             deadline=time.monotonic() + config.budget_s,
             ground_truth=ground_truth,
             mcp_url=getattr(server, "url", None),
+            model_base_urls=dict(self.metering.base_urls) if self.metering is not None else {},
         )
         session.begin_invocation(n, t)
+        if self.metering is not None:
+            self.metering.begin_invocation(n)
         try:
             outcome = call_with_budget(lambda: self.agent.invoke(ctx), config.budget_s)
         finally:
             tools.revoke()
             counts = session.end_invocation()
-        usage = {"model_calls": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}
-        usage.update(outcome.usage)
+            # read whatever the outcome: calls that finished before a timeout or crash count
+            metered = self.metering.end_invocation() if self.metering is not None else None
+        usage = usage_record(outcome.usage, metered)
         self._append(
             "invocations",
             {

@@ -70,3 +70,39 @@ def test_a_change_nobody_notices_is_rejected_with_reasons(tmp_path):
 def test_unknown_entry_is_a_clear_error():
     result = run_cli("validate-catalog", "--app", "boutique", "--only", "no-such-entry")
     assert result.returncode == 2 and "no-such-entry" in result.stderr
+
+
+def test_every_broken_entry_is_named_at_once(tmp_path):
+    """An author fixing a catalog sees all its schema errors in one run, not one per run."""
+    for sub in ("patches", "experiments"):
+        shutil.copytree(SHIPPED / sub, tmp_path / sub)
+    entry = yaml.safe_load((SHIPPED / "cfg-host-frontend-cart-service.yaml").read_text())
+    (tmp_path / "cfg-ok.yaml").write_text(yaml.safe_dump({**entry, "id": "cfg-ok"}))
+    (tmp_path / "cfg-no-category.yaml").write_text(
+        yaml.safe_dump({k: v for k, v in {**entry, "id": "cfg-no-category"}.items()
+                        if k != "category"}))
+    (tmp_path / "cfg-not-yaml.yaml").write_text("id: [unclosed\n")
+    result = run_cli("validate-catalog", "--app", "boutique", "--root", str(tmp_path))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "2 invalid catalog entries" in result.stderr
+    assert "cfg-no-category.yaml" in result.stderr and "cfg-not-yaml.yaml" in result.stderr
+    assert "cfg-ok.yaml" not in result.stderr
+
+
+def test_each_verdict_is_shown_as_soon_as_it_is_judged(sample_ids):
+    """A whole catalog takes minutes: each entry's line arrives while the rest still run, and
+    with --json the lines go to stderr so stdout stays one JSON document."""
+    code = "import sys; from pytest_marathon.cli import main; sys.exit(main(sys.argv[1:]))"
+    process = subprocess.Popen(
+        [sys.executable, "-c", code, "validate-catalog", "--app", "boutique", "--json",
+         "--workers", "1", "--only", *sample_ids[:2]],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    assert process.stderr is not None
+    first = process.stderr.readline()
+    still_running = process.poll() is None
+    stdout, rest = process.communicate(timeout=600)
+    assert first.startswith("[1/2] "), first + rest
+    assert still_running, "the first verdict was shown only when everything had finished"
+    assert rest.splitlines()[0].startswith("[2/2] ")
+    assert {v["entry_id"] for v in json.loads(stdout)["entries"]} == set(sample_ids[:2])

@@ -107,6 +107,7 @@ def test_presets_without_credentials_say_what_is_missing(preset, cli, variable, 
 CLAUDE_STAND_IN = """
 import json, os, sys
 assert "-p" in sys.argv and "--mcp-config" in sys.argv and "--strict-mcp-config" in sys.argv
+assert sys.argv[sys.argv.index("--output-format") + 1] == "stream-json"
 config = json.load(open(sys.argv[sys.argv.index("--mcp-config") + 1]))
 assert config["mcpServers"]["marathon"]["url"] == os.environ["MARATHON_MCP_URL"]
 assert "end your final answer with one fenced json block" in open("CLAUDE.md").read().lower().replace("\\n", " ")
@@ -116,8 +117,12 @@ block = {"incidents": [{"incident_id": "cc-1", "alert_ids": ids, "status": "open
          "root_cause": {"culprits": ["frontend"], "artifact": "env:frontend/CART_SERVICE_ADDR",
                         "category": "configuration", "text": "cart address changed"}}]}
 answer = "The frontend cannot reach the cart.\\n```json\\n" + json.dumps(block) + "\\n```"
-print(json.dumps({"result": answer, "num_turns": 3, "total_cost_usd": 0.12,
-                  "usage": {"input_tokens": 900, "output_tokens": 80}}))
+# the stream-json lines Claude Code prints: init, one assistant message per response, the result
+print(json.dumps({"type": "system", "subtype": "init", "mcp_servers": [{"name": "marathon", "status": "connected"}]}))
+for i in range(3):
+    print(json.dumps({"type": "assistant", "message": {"id": f"msg_{i}", "content": [{"type": "text", "text": "..."}]}}))
+print(json.dumps({"type": "result", "subtype": "success", "is_error": False, "result": answer, "num_turns": 3,
+                  "total_cost_usd": 0.12, "usage": {"input_tokens": 900, "output_tokens": 80}}))
 """
 
 
@@ -137,7 +142,7 @@ def test_claude_code_preset_configures_the_cli_and_files_its_incident_block(worl
 
 
 def test_a_preset_answer_without_a_block_is_an_error_not_a_crash(world, tmp_path, monkeypatch):  # noqa: F811
-    fake_cli(tmp_path / "bin", "claude", "import json; print(json.dumps({'result': 'all good'}))\n")
+    fake_cli(tmp_path / "bin", "claude", "import json; print(json.dumps({'type': 'result', 'subtype': 'success', 'result': 'all good'}))\n")
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     usage = resolve_agent("claude-code").invoke(context(world, tmp_path / "ws", "http://127.0.0.1:9/mcp"))
@@ -162,3 +167,55 @@ def test_a_cmd_agents_repair_during_a_marathon_is_credited_by_the_scorer(tmp_pat
     assert executed and all(i["incident_id"].startswith("cmd-") for i in executed)
     statuses = [json.loads(line)["status"] for line in (result.bundle / "invocations.jsonl").read_text().splitlines()]
     assert set(statuses) == {"ok"}
+
+
+CODEX_STAND_IN = """
+import json, os, pathlib, sys, tomllib
+home = pathlib.Path(os.environ["CODEX_HOME"])
+config = tomllib.loads((home / "config.toml").read_text())
+seen = {"servers": sorted(config["mcp_servers"]), "model": config.get("model"),
+        "auth": (home / "auth.json").read_text(), "argv": sys.argv[1:]}
+answer = "```json\\n" + json.dumps({"incidents": []}) + "\\n```"
+for event in ({"type": "thread.started", "thread_id": "t-1"},
+              {"type": "item.completed", "item": {"type": "agent_message", "text": json.dumps(seen) + "\\n" + answer}},
+              {"type": "turn.completed", "usage": {"input_tokens": 10, "output_tokens": 2}}):
+    print(json.dumps(event))
+"""
+
+
+def test_codex_takes_credentials_and_model_from_codex_home_but_none_of_its_servers(world, tmp_path, monkeypatch):  # noqa: F811
+    fake_cli(tmp_path / "bin", "codex", CODEX_STAND_IN)
+    user_home = tmp_path / "user-codex"
+    user_home.mkdir()
+    (user_home / "auth.json").write_text('{"tokens": "the user login"}')
+    (user_home / "config.toml").write_text(
+        'model = "gpt-x"\n\n[mcp_servers.github]\ncommand = "github-mcp"\n'
+    )
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CODEX_HOME", str(user_home))
+    for name in ("OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    agent = resolve_agent("codex")  # the credential check reads $CODEX_HOME/auth.json
+    ctx = context(world, tmp_path / "ws", "http://127.0.0.1:9/mcp")
+    usage = agent.invoke(ctx)
+    text = (tmp_path / "ws" / ".marathon" / "output-001").read_text()
+    seen = json.loads(json.loads(text.splitlines()[1])["item"]["text"].split("\n")[0])
+    assert usage.status == "ok", usage.detail
+    assert seen["servers"] == ["marathon"] and seen["model"] == "gpt-x"
+    assert seen["auth"] == '{"tokens": "the user login"}'
+    assert (usage.model_calls, usage.input_tokens, usage.output_tokens) == (1, 10, 2)
+
+
+def test_a_codex_run_whose_every_tool_call_was_refused_is_an_error_with_codex_s_message(world, tmp_path, monkeypatch):  # noqa: F811
+    refused = {"type": "mcp_tool_call", "server": "marathon", "tool": "get_alerts", "status": "failed",
+               "error": {"message": "MCP tool call requires approval, but approval policy is never"}}
+    answer = {"type": "agent_message", "text": "```json\n{\"incidents\": []}\n```"}
+    events = [{"type": "item.completed", "item": refused}, {"type": "item.completed", "item": answer},
+              {"type": "turn.completed", "usage": {"input_tokens": 5, "output_tokens": 1}}]
+    fake_cli(tmp_path / "bin", "codex", "".join(f"print({json.dumps(json.dumps(e))})\n" for e in events))
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    usage = resolve_agent("codex").invoke(context(world, tmp_path / "ws", "http://127.0.0.1:9/mcp"))
+    assert usage.status == "error"
+    assert "all 1 MCP tool calls failed" in usage.detail and "requires approval" in usage.detail

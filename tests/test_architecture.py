@@ -54,9 +54,13 @@ def offenders(folder: Path, banned: tuple[str, ...]) -> list[str]:
                             "pytest_marathon.faults", "pytest_marathon.interface")),
         (AGENTS, ("pytest_marathon.faults", "pytest_marathon.fault_catalog",
                   "pytest_marathon.twin", "pytest_marathon.backends")),
+        (PACKAGE / "metering", ("pytest_marathon.faults", "pytest_marathon.fault_catalog",
+                                "pytest_marathon.twin", "pytest_marathon.backends",
+                                "pytest_marathon.runner", "pytest_marathon.bundle")),
     ],
     ids=["scoring-reads-only-bundles", "tools-never-reach-ground-truth",
-         "twin-knows-nothing-of-agents", "agents-use-only-the-interface"],
+         "twin-knows-nothing-of-agents", "agents-use-only-the-interface",
+         "metering-sees-only-model-calls"],
 )
 def test_import_rules_hold(folder: Path, banned: tuple[str, ...]) -> None:
     assert imported_modules(folder), f"no Python files found under {folder}"

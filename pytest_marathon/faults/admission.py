@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -101,14 +101,33 @@ class CatalogReport:
         }
 
 
-def validate_catalog(catalog: Catalog, *, workers: int = 2) -> CatalogReport:
-    """Validate every entry, each alone on its own fresh backend, in `workers` processes."""
+def validate_catalog(
+    catalog: Catalog,
+    *,
+    workers: int = 2,
+    on_verdict: Callable[[Verdict], None] | None = None,
+) -> CatalogReport:
+    """Validate every entry, each alone on its own fresh backend, in `workers` processes.
+
+    `on_verdict` hears of each entry as soon as it is judged (in completion order), because a
+    whole catalog takes minutes; the report keeps the catalog's order."""
     entries = list(catalog)
     if workers <= 1 or len(entries) <= 1:
-        verdicts = [validate_entry(e) for e in entries]
+        verdicts = []
+        for entry in entries:
+            verdicts.append(validate_entry(entry))
+            if on_verdict is not None:
+                on_verdict(verdicts[-1])
     else:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            verdicts = list(pool.map(validate_entry, entries, chunksize=1))
+            futures = {pool.submit(validate_entry, entry): entry.id for entry in entries}
+            by_id: dict[str, Verdict] = {}
+            for future in as_completed(futures):
+                verdict = future.result()
+                by_id[futures[future]] = verdict
+                if on_verdict is not None:
+                    on_verdict(verdict)
+            verdicts = [by_id[entry.id] for entry in entries]
     return CatalogReport(catalog.app, verdicts)
 
 

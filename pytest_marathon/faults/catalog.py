@@ -182,11 +182,20 @@ def load_catalog(app: str, root: str | Path | None = None) -> Catalog:
     folder: Traversable | Path = Path(root) if root is not None else catalog_root(app)
     if not folder.is_dir():
         raise CatalogError(f"{folder}: no fault catalog for app {app!r}")
-    entries = [
-        load_entry(item, app=app)
-        for item in sorted(folder.iterdir(), key=lambda p: p.name)
-        if _is_entry(item)
-    ]
+    entries: list[CatalogEntry] = []
+    problems: list[str] = []
+    for item in sorted(folder.iterdir(), key=lambda p: p.name):
+        if not _is_entry(item):
+            continue
+        try:
+            entries.append(load_entry(item, app=app))
+        except CatalogError as exc:  # every broken entry is named, not just the first
+            problems.append(str(exc))
+    if problems:
+        raise CatalogError(
+            f"{len(problems)} invalid catalog {'entry' if len(problems) == 1 else 'entries'} "
+            f"in {folder}:\n" + "\n".join(f"  {problem}" for problem in problems)
+        )
     ids = [e.id for e in entries]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 from pytest_marathon.faults.catalog import CatalogError, load_catalog
@@ -84,16 +85,26 @@ def _validate(args: argparse.Namespace) -> int:
             catalog = catalog.only(args.only)
     except KeyError as exc:  # an --only id the catalog lacks
         raise CatalogError(str(exc.args[0]) if exc.args else str(exc)) from None
-    report = validate_catalog(catalog, workers=args.workers)
+    total = len(list(catalog))
+    judged = 0
+
+    def show(verdict: Any) -> None:
+        """Each entry as it is judged: a whole catalog takes minutes. With --json the lines go
+        to stderr, so stdout stays one JSON document."""
+        nonlocal judged
+        judged += 1
+        status = "admitted" if verdict.admitted else "REJECTED"
+        reason = "" if verdict.admitted else ": " + "; ".join(verdict.reasons)
+        width = len(str(total))
+        line = f"[{judged:>{width}}/{total}] {status:<9} {verdict.entry_id}{reason}"
+        print(line, file=sys.stderr if args.json else sys.stdout, flush=True)
+
+    report = validate_catalog(catalog, workers=args.workers, on_verdict=show)
     if args.write_scope:
         store_scopes(args.app, report, args.root)
     if args.json:
         print(json.dumps(report.as_dict(), sort_keys=True, indent=1))
     else:
-        for verdict in report.verdicts:
-            status = "admitted" if verdict.admitted else "REJECTED"
-            reason = "" if verdict.admitted else ": " + "; ".join(verdict.reasons)
-            print(f"{status:<9} {verdict.entry_id}{reason}")
         print(report.summary())
     if args.only:  # a selection is judged entry by entry, not against the catalog-wide rules
         return 0 if len(report.admitted) == len(report.verdicts) else 1

@@ -79,6 +79,19 @@ def register(subparsers: Any) -> None:
         help="exit 1 when more than this share of invocations did not end ok: a percentage (25%%)"
         " or a fraction (0.25); default 25%%",
     )
+    run.add_argument(
+        "--max-cost",
+        default=None,
+        metavar="USD",
+        help="model budget of the run in USD, enforced by the metering proxy: once spent, "
+        "further model calls are refused (default 8; none for no budget)",
+    )
+    run.add_argument(
+        "--price-table",
+        type=Path,
+        metavar="FILE",
+        help="YAML price table (USD per million tokens per model) replacing the built-in one",
+    )
     saves.add_arguments(run)
     run.add_argument("--json", action="store_true", help="print the result as JSON")
     run.add_argument(
@@ -159,6 +172,22 @@ def _run_seed(
         sign_key = None if args.sign_key is None else load_private_key(args.sign_key)
     except KeyFileError as exc:  # before anything runs or is written
         return _fail(f"--sign-key: {exc}")
+    from pytest_marathon.metering import (
+        DEFAULT_MAX_COST_USD,
+        PriceTableError,
+        load_price_table,
+        parse_max_cost,
+    )
+
+    try:
+        max_cost = parse_max_cost(args.max_cost, DEFAULT_MAX_COST_USD)
+    except ValueError as exc:
+        return _fail(f"--max-cost: {exc}")
+    try:
+        if args.price_table is not None:
+            load_price_table(args.price_table)
+    except PriceTableError as exc:
+        return _fail(f"--price-table: {exc}")
     previous = None
     try:
         config = RunConfig(
@@ -170,6 +199,8 @@ def _run_seed(
             out_dir=args.out,
             delta_s=args.delta,
             budget_s=args.budget,
+            max_cost_usd=max_cost,
+            price_table=args.price_table,
         )
         if config.bundle_dir.exists():  # the runner keeps it as `<run id>.prev`
             previous = config.bundle_dir
@@ -216,8 +247,19 @@ def summary(result: Any) -> str:
         + "".join(
             f", {status} {n}" for status, n in sorted(result.invocations.items()) if status != "ok"
         ),
+        *_metering_line(result.score_report.get("cost") or {}),
     ]
     return "\n".join(lines)
+
+
+def _metering_line(cost: dict[str, Any]) -> list[str]:
+    """What the metering proxy refused or could not price, when it did (else nothing)."""
+    notes = []
+    if cost.get("refused_calls"):
+        notes.append(f"{cost['refused_calls']} model calls refused: the run's budget was spent")
+    if cost.get("unpriced_models"):
+        notes.append("tokens of models without a price (not in $): " + ", ".join(cost["unpriced_models"]))
+    return [f"metering: {'; '.join(notes)}"] if notes else []
 
 
 def _alert_history(bundle: Path, limit: int) -> str:

@@ -238,6 +238,11 @@ def _cost(evidence: Evidence) -> dict[str, Any]:
         "output_tokens": output_tokens,
         "tokens": input_tokens + output_tokens,
         "usd": _round(total("cost_usd")),
+        # metering proxy: calls refused at the run's budget, models without a price
+        "refused_calls": int(total("refused_calls")),
+        "unpriced_models": sorted(
+            {str(m) for r in evidence.invocations for m in r.get("unpriced_models") or ()}
+        ),
     }
 
 

@@ -16,6 +16,16 @@ def _seconds(timing: dict[str, Any]) -> str:
     return DASH if median is None else f"{median:.0f} s (n={timing['n']})"
 
 
+def _metering_notes(cost: dict[str, Any]) -> str:
+    """What the metering proxy flagged: calls refused at the budget, models without a price."""
+    notes = []
+    if cost.get("refused_calls"):
+        notes.append(f"{cost['refused_calls']} calls refused at the budget")
+    if cost.get("unpriced_models"):
+        notes.append("unpriced: " + ", ".join(cost["unpriced_models"]))
+    return f"; {'; '.join(notes)}" if notes else ""
+
+
 def render_table(result: dict[str, Any]) -> str:
     run = result["run"]
     risk, degradation, cost = result["risk"], result["degradation"], result["cost"]
@@ -45,7 +55,8 @@ def render_table(result: dict[str, Any]) -> str:
         (
             "cost",
             f"{cost['model_calls']} calls, {cost['tokens']} tokens "
-            f"({cost['input_tokens']} in, {cost['output_tokens']} out), ${cost['usd']:.2f}",
+            f"({cost['input_tokens']} in, {cost['output_tokens']} out), ${cost['usd']:.2f}"
+            + _metering_notes(cost),
         ),
         ("outcomes", ", ".join(f"{k} {v}" for k, v in result["outcomes"].items())),
         (
