@@ -34,6 +34,9 @@ class RunConfig:
 
     `agent` is the user's spec (`runbook`, `module:Class`, `cmd:"..."`); an agent object passed
     to the runner directly overrides it but the spec still names the run in ids and manifests.
+    `seed_salt` is the session's secret salt (pytest_marathon/seed_salt.py): it changes the
+    schedule, so it is part of what the run is, but only its commitment is ever recorded, and
+    it is left out of the repr so that a traceback or `--showlocals` does not print it.
     """
 
     app: str
@@ -50,6 +53,7 @@ class RunConfig:
     #: (None: no budget); `price_table` is the user's price file (None: the built-in table).
     max_cost_usd: float | None = DEFAULT_MAX_COST_USD
     price_table: Path | None = None
+    seed_salt: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -68,6 +72,22 @@ class RunConfig:
             raise ConfigError(f"users must be positive, got {self.users}")
         if self.max_cost_usd is not None and not 0 <= self.max_cost_usd < float("inf"):
             raise ConfigError(f"max cost must be a finite number >= 0, got {self.max_cost_usd}")
+        if self.seed_salt is not None:
+            from pytest_marathon.seed_salt import SeedSaltError, check_salt
+
+            try:
+                check_salt(self.seed_salt)
+            except SeedSaltError as exc:
+                raise ConfigError(str(exc)) from None
+
+    @property
+    def run_salt(self) -> str | None:
+        """This run's salt (the schedule's key, revealed in the manifest at sealing), or None."""
+        if self.seed_salt is None:
+            return None
+        from pytest_marathon.seed_salt import run_salt
+
+        return run_salt(self.seed_salt, self.app, self.scenario, self.seed)
 
     @property
     def run_id(self) -> str:
@@ -88,13 +108,19 @@ class RunConfig:
         run), and digests of the scenario, catalog and rule-pack files the run reads are added,
         since a name does not prove its content. No output paths: they are not part of what the
         run is. The model budget is recorded, and the price table by its digest (not its path):
-        the same tokens at other prices are another cost."""
+        the same tokens at other prices are another cost. The seed salt is recorded as its
+        commitment alone (`seed_salt_commitment`, null for an unsalted run), so a noop baseline
+        must share the salt to share the config."""
         from pytest_marathon.metering.prices import load_price_table
         from pytest_marathon.run.digests import effective_users, run_digests
+        from pytest_marathon.seed_salt import commitment
 
         data = asdict(self)
         data.pop("out_dir")
         data["price_table_digest"] = load_price_table(data.pop("price_table")).digest
+        data.pop("seed_salt")
+        run_salt = self.run_salt
+        data["seed_salt_commitment"] = None if run_salt is None else commitment(run_salt)
         data["users"] = effective_users(self.app, self.backend, self.users)
         data["delta_s"] = float(self.delta_s)
         data["budget_s"] = float(self.budget_s)

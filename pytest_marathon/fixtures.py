@@ -43,9 +43,12 @@ def marathon_orchestrator(request: pytest.FixtureRequest, marathon_backend: Any)
     """The orchestrator of the configured scenario's schedule on `marathon_backend`; whatever
     is still injected is reverted at the end of the session."""
     from pytest_marathon.faults import Orchestrator, schedule_for
+    from pytest_marathon.seed_salt import run_salt
 
-    app, seed, scenario = _target(request.config.stash[SETTINGS])
-    orchestrator = Orchestrator(marathon_backend, schedule_for(app, scenario, seed))
+    settings = request.config.stash[SETTINGS]
+    app, seed, scenario = _target(settings)
+    salt = None if settings.seed_salt is None else run_salt(settings.seed_salt, app, scenario, seed)
+    orchestrator = Orchestrator(marathon_backend, schedule_for(app, scenario, seed, salt=salt))
     yield orchestrator
     orchestrator.finish()
 
@@ -67,7 +70,8 @@ class MarathonHarness:
     ) -> MarathonResult:
         """Run `agent` (an object with `invoke(ctx)`, or a spec such as `"runbook"`).
 
-        `overrides` are further `RunConfig` fields (`delta_s`, `budget_s`, `mutation_cap`, …).
+        `overrides` are further `RunConfig` fields (`delta_s`, `budget_s`, `mutation_cap`, …);
+        the session's seed salt applies unless `seed_salt` is given.
         """
         from pytest_marathon.runner import run_marathon
 
@@ -87,6 +91,7 @@ class MarathonHarness:
                 "budget_s": self.settings.budget_s,
                 "max_cost_usd": self.settings.max_cost_usd,
                 "price_table": self.settings.price_table,
+                "seed_salt": self.settings.seed_salt,
                 **overrides,
             },
         )

@@ -76,6 +76,7 @@ class MarathonItem(pytest.Item):
             budget_s=settings.budget_s,
             max_cost_usd=settings.max_cost_usd,
             price_table=settings.price_table,
+            seed_salt=settings.seed_salt,
             **self.run,
         )
         if run_config.bundle_dir.exists():  # the runner keeps it as `<run id>.prev`

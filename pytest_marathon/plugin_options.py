@@ -1,13 +1,15 @@
 """The plugin's command-line and ini options, and their validation into `MarathonSettings`.
 
-Every option is also an ini option (`marathon_app = boutique` in pytest.ini / pyproject), the
-command line winning. Bad values stop pytest before collection with a `pytest.UsageError` that
+Every option but the seed salt is also an ini option (`marathon_app = boutique` in pytest.ini /
+pyproject), the command line winning; the salt is a secret, which a committed file would publish,
+so it comes from `--marathon-seed-salt` or the `MARATHON_SEED_SALT` environment variable. Bad values stop pytest before collection with a `pytest.UsageError` that
 names the value and the choices, so a typo never turns into a silently empty grid.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +30,12 @@ from pytest_marathon.config import (
     parse_seeds,
 )
 from pytest_marathon.results import DEFAULT_MAX_FAILED_INVOCATIONS, parse_failure_fraction
-from pytest_marathon.storage import CompareRule, StorageError, parse_compare_rule
+from pytest_marathon.storage import (
+    CompareRule,
+    StorageError,
+    check_save_name,
+    parse_compare_rule,
+)
 
 # (option, ini name, ini type, help); repeatable options are ini line lists
 _OPTIONS: tuple[tuple[str, str, str, str], ...] = (
@@ -145,6 +152,14 @@ def add_options(parser: pytest.Parser) -> None:
         help="compare with a saved run (the newest if NAME is omitted)",
     )
     parser.addini("marathon_compare", "saved run to compare with", type="string", default=None)
+    group.addoption(
+        "--marathon-seed-salt",
+        dest="marathon_seed_salt",
+        default=None,
+        metavar="SALT",
+        help="secret salt the fault schedules are drawn with (default: $MARATHON_SEED_SALT; no "
+        "ini option): bundles commit to it and reveal each run's salt at sealing",
+    )
 
 
 @dataclass(frozen=True)
@@ -180,6 +195,8 @@ class MarathonSettings:
     #: The metering proxy's budget per run in USD (None: none) and the user's price table file.
     max_cost_usd: float | None = DEFAULT_MAX_COST_USD
     price_table: Path | None = None
+    #: The session's secret seed salt (None: public schedules); never in the repr.
+    seed_salt: str | None = field(default=None, repr=False)
 
     @property
     def active(self) -> bool:
@@ -265,6 +282,12 @@ def read_settings(config: pytest.Config) -> MarathonSettings:
     compare = _value(config, "marathon_compare")
     if rules and compare is None:
         compare = "latest"
+    save = _value(config, "marathon_save")
+    if save is not None:
+        try:
+            check_save_name(save)
+        except StorageError as exc:
+            raise pytest.UsageError(f"--marathon-save: {exc}") from None
     sign_key = _sign_key(_path(here, _value(config, "marathon_sign_key")))
     marathon_dir = root / ".marathon"
     return MarathonSettings(
@@ -285,11 +308,12 @@ def read_settings(config: pytest.Config) -> MarathonSettings:
         json_path=_path(here, _value(config, "marathon_json")),
         report_path=_path(here, _value(config, "marathon_report")),
         openmetrics_path=_path(here, _value(config, "marathon_openmetrics")),
-        save=_value(config, "marathon_save"),
+        save=save,
         compare=compare,
         compare_fail=tuple(rules),
         sign_key=sign_key,
         **_metering(config, here),
+        seed_salt=_seed_salt(config),
     )
 
 
@@ -342,6 +366,21 @@ def _sign_key(path: Path | None) -> Any:
         return load_private_key(path)
     except KeyFileError as exc:
         raise pytest.UsageError(f"--marathon-sign-key: {exc}") from None
+
+
+def _seed_salt(config: pytest.Config) -> str | None:
+    from pytest_marathon.seed_salt import SEED_SALT_ENV, SeedSaltError, check_salt
+
+    given = config.getoption("marathon_seed_salt")
+    source = "--marathon-seed-salt"
+    if given is None:
+        given, source = os.environ.get(SEED_SALT_ENV) or None, SEED_SALT_ENV
+    if given is None:
+        return None
+    try:
+        return check_salt(given)
+    except SeedSaltError as exc:
+        raise pytest.UsageError(f"{source}: {exc}") from None
 
 
 def _number(config: pytest.Config, ini: str, option: str) -> float | None:

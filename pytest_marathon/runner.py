@@ -222,16 +222,18 @@ class _Marathon:
         config = self.config
         scenario = load_scenario(config.scenario)
         catalog = load_catalog(config.app)
-        schedule = schedule_for(config.app, scenario, config.seed, catalog)
+        schedule = schedule_for(config.app, scenario, config.seed, catalog, salt=config.run_salt)
         backend = create_backend(config.app, config.seed, backend=config.backend, users=config.users)
         orchestrator = Orchestrator(backend, schedule)
         engine = AlertEngine(load_rule_pack(config.app), backend.store, backend.namespace)
         bundle = config.bundle_dir
         keep_previous(bundle)  # never deleted: the run it replaces stays as `<run id>.prev`
         bundle.parent.mkdir(parents=True, exist_ok=True)
-        # `schedule` is held: ground truth reaches the disk only at sealing or closing.
+        # `schedule` and a salted run's salt are held: ground truth reaches the disk only at
+        # sealing or closing (the manifest commits to the salt from the start).
+        reveal = {} if config.run_salt is None else {"seed_salt": config.run_salt}
         self.recorder = Recorder(
-            bundle, self._manifest(), sign_key=self.sign_key, hold=HELD_STREAMS
+            bundle, self._manifest(), sign_key=self.sign_key, hold=HELD_STREAMS, reveal=reveal
         )
         self.completions = CompletionTracker(backend)
         session = ToolSession(
@@ -324,7 +326,9 @@ class _Marathon:
         if self.metering is not None:
             self.metering.begin_invocation(n)
         try:
-            outcome = call_with_budget(lambda: self.agent.invoke(ctx), config.budget_s)
+            outcome = call_with_budget(
+                lambda: self.agent.invoke(ctx), config.budget_s, agent=config.agent
+            )
         finally:
             tools.revoke()
             counts = session.end_invocation()

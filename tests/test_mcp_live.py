@@ -83,7 +83,9 @@ def test_a_live_marathon_is_driven_over_mcp_and_scored(tmp_path: Path) -> None:
     try:
         assert announced.wait(120), "".join(lines)
         driven = anyio.run(_drive, url[0])
-        stdout, _ = process.communicate(timeout=300)
+        process.wait(timeout=300)  # stderr belongs to the reader thread; stdout is short
+        assert process.stdout is not None
+        stdout = process.stdout.read()
     finally:
         process.kill()
     reader.join(5)

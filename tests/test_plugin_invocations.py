@@ -84,7 +84,11 @@ def test_a_run_whose_every_invocation_failed_fails_with_the_cause_in_one_line(
     (summary,) = [line for line in _failure_lines(result) if not line.startswith("FAILED")]
     assert "17 of 17 invocations did not end ok" in summary
     assert "--marathon-max-failed-invocations" in summary
-    assert "first: invocation 1 crash: RuntimeError: agent down: xxx" in summary
+    assert (
+        "first: invocation 1 crash: agent 'flaky_agents:AlwaysRaises' raised RuntimeError at "
+        "flaky_agents.py:" in summary
+    )
+    assert ": agent down: xxx" in summary
     assert "x" * 300 not in summary  # the detail is clipped
     result.stdout.fnmatch_lines(["*marathon leaderboard*", "Agent*Score*Inv ok*",
                                  "flaky_agents:AlwaysRaises*0/17"])
@@ -108,13 +112,14 @@ def test_one_failed_invocation_passes_by_default_and_fails_with_no_tolerance(
 
     (run,) = json.loads((pytester.path / "results.json").read_text())["runs"]
     assert run["invocations"] == {"crash": 1, "ok": 16}
-    assert run["first_failed_invocation"] == {"n": 2, "status": "crash", "detail": "RuntimeError: hiccup"}
+    hiccup = "agent 'flaky_agents:FailsOnce' raised RuntimeError at flaky_agents.py:19: hiccup"
+    assert run["first_failed_invocation"] == {"n": 2, "status": "crash", "detail": hiccup}
 
     strict = pytester.runpytest_subprocess(*args, "--marathon-max-failed-invocations=0", "-rf")
     strict.assert_outcomes(failed=1)
     strict.stdout.fnmatch_lines(
         ["1 of 17 invocations did not end ok (6%, above the 0% allowed by "
-         "--marathon-max-failed-invocations); first: invocation 2 crash: RuntimeError: hiccup"]
+         f"--marathon-max-failed-invocations); first: invocation 2 crash: {hiccup}"]
     )
 
 
@@ -189,7 +194,8 @@ def test_the_cli_exits_nonzero_with_the_same_line_and_shows_counts(
     assert "invocations ok: 0/17, crash 17" in out
     assert out.splitlines()[5].endswith("0/17")  # the leaderboard row
     assert ("17 of 17 invocations did not end ok (100%, above the 25% allowed by "
-            "--max-failed-invocations); first: invocation 1 crash: RuntimeError: agent down") in err
+            "--max-failed-invocations); first: invocation 1 crash: agent "
+            "'flaky_agents:AlwaysRaises' raised RuntimeError at flaky_agents.py:6: agent down") in err
     assert main([*args, "--agent", "flaky_agents:FailsOnce"]) == 0
     assert main([*args, "--agent", "flaky_agents:FailsOnce", "--max-failed-invocations",
                  "0.05"]) == 1

@@ -29,6 +29,8 @@ def _usage_error(pytester: pytest.Pytester, *args: str) -> str:
         (["--marathon-app=boutique", "--agent=noop", "--marathon-compare-fail=score"],
          ["'score'", "score:10%"]),
         (["--agent=noop"], ["--marathon-app", "boutique"]),
+        (["--marathon-app=boutique", "--agent=noop", "--marathon-save=bad name"],
+         ["--marathon-save", "'bad name'", "letters, digits"]),
     ],
 )
 def test_bad_values_are_usage_errors_naming_value_and_choices(
@@ -37,6 +39,22 @@ def test_bad_values_are_usage_errors_naming_value_and_choices(
     message = _usage_error(pytester, *args)
     for fragment in expected:
         assert fragment in message
+
+
+def test_a_bad_save_name_stops_pytest_before_any_run_in_one_line(
+    pytester: pytest.Pytester,
+) -> None:
+    result = pytester.runpytest_subprocess(
+        "--marathon-app=boutique", "--agent=noop", "--marathon-scenario=short-5",
+        "--marathon-save=bad/name",
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.strip()]
+    assert errors == [
+        "ERROR: --marathon-save: bad save name 'bad/name': use letters, digits, '.', '_' or '-'"
+    ]
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    assert not (pytester.path / ".marathon").exists()  # no run started, no baseline built
 
 
 def test_compare_without_any_save_is_a_usage_error(pytester: pytest.Pytester) -> None:

@@ -66,7 +66,8 @@ def test_timeout_and_crash_end_only_their_invocation(tmp_path: Path) -> None:
     statuses = [record["status"] for record in invocations]
     assert statuses[:2] == ["timeout", "crash"]
     assert set(statuses[2:]) == {"ok"}
-    assert "RuntimeError: agent bug" in invocations[1]["detail"]
+    assert invocations[1]["detail"].startswith("agent 'unruly' raised RuntimeError at ")
+    assert invocations[1]["detail"].endswith(": agent bug")
     assert isinstance(agent.late_call, InvocationExpired)
     assert [record["n"] for record in invocations] == list(range(1, len(invocations) + 1))
     assert agent.clock == [record["t"] for record in invocations]

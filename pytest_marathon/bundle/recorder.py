@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
@@ -98,6 +99,7 @@ class Recorder:
     runner holds `schedule`, so ground truth is not on disk while an agent can look. With `sign_key`
     (an Ed25519 private key) sealing also signs the final manifest (`signature.json`); an
     incomplete bundle is never signed, since it is not evidence anyone should vouch for.
+    Fields in `reveal` are added to the manifest only when it is sealed or closed incomplete.
     """
 
     def __init__(
@@ -107,6 +109,7 @@ class Recorder:
         *,
         sign_key: Ed25519PrivateKey | None = None,
         hold: tuple[str, ...] = (),
+        reveal: Mapping[str, Any] | None = None,
     ) -> None:
         _check_sign_key(sign_key)
         for stream in hold:
@@ -117,12 +120,18 @@ class Recorder:
         reserved = RECORDER_FIELDS & set(manifest)
         if reserved:
             raise ValueError(f"bundle manifest field(s) {sorted(reserved)} are set by the recorder")
+        reveal = dict(reveal or {})
+        clash = (set(manifest) | RECORDER_FIELDS) & set(reveal)
+        if clash:
+            raise ValueError(f"revealed manifest field(s) {sorted(clash)} are set elsewhere")
         canonical_json(manifest)  # refuse unserialisable manifests before touching the disk
+        canonical_json(reveal)
         self.directory = Path(directory)
         if self.directory.exists() and any(self.directory.iterdir()):
             raise BundleError(f"bundle directory {self.directory} already exists and is not empty")
         self.directory.mkdir(parents=True, exist_ok=True)
         self._base = dict(manifest)
+        self._reveal = reveal
         self._sign_key = sign_key
         self._writers = {
             s: _StreamWriter(self.directory / file_name(s), held=s in hold) for s in STREAMS
@@ -152,7 +161,13 @@ class Recorder:
         self._require_running()
         digest = self._finish()
         written = self._write_manifest(
-            {"status": "complete", "complete": True, "sealed": True, **self._hashes(digest)}
+            {
+                **self._reveal,
+                "status": "complete",
+                "complete": True,
+                "sealed": True,
+                **self._hashes(digest),
+            }
         )
         for path in [*(w.path for w in self._writers.values()), self.directory / MANIFEST]:
             path.chmod(_READ_ONLY)
@@ -167,6 +182,7 @@ class Recorder:
         digest = self._finish()
         self._write_manifest(
             {
+                **self._reveal,
                 "status": "incomplete",
                 "complete": False,
                 "sealed": False,

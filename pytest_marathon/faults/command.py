@@ -25,6 +25,9 @@ def register(subparsers: Any) -> None:
     schedule.add_argument("--seed", type=int, required=True, help="seed of the schedule")
     schedule.add_argument("--scenario", default="marathon", help="name or path (default marathon)")
     schedule.add_argument("--json", action="store_true", help="one JSON array, canonical form")
+    schedule.add_argument(
+        "--seed-salt", metavar="SALT", help="the secret salt a run was given (the salted schedule)"
+    )
     schedule.set_defaults(func=_schedule)
 
     scenarios = subparsers.add_parser(
@@ -49,7 +52,12 @@ def register(subparsers: Any) -> None:
 
 
 def _schedule(args: argparse.Namespace) -> int:
-    schedule = schedule_for(args.app, load_scenario(args.scenario), args.seed)  # errors: cli.main
+    from pytest_marathon.seed_salt import run_salt
+
+    salt = None  # errors (a bad salt, scenario or catalog): cli.main
+    if args.seed_salt is not None:
+        salt = run_salt(args.seed_salt, args.app, args.scenario, args.seed)
+    schedule = schedule_for(args.app, load_scenario(args.scenario), args.seed, salt=salt)
     if args.json:
         print(schedule.to_json())
         return 0

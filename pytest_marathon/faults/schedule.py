@@ -4,7 +4,9 @@ Arrivals are order statistics of a density that rises linearly across the inject
 (four-fold in the marathon), lifetimes are uniform, and a concurrency cap delays an arrival to the
 next revert. Categories follow the Ghosh et al. production mix renormalised over what the app's
 catalog supports. Every draw comes from its own `rng_for` stream, so the same (app, scenario,
-seed) gives a byte-identical schedule.
+seed) gives a byte-identical schedule. A salted run draws every stream from `salted_rng` keyed by
+its run salt instead (pytest_marathon/seed_salt.py), so its schedule cannot be drawn from the
+public seed and catalog alone.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 from pytest_marathon.determinism import rng_for
 from pytest_marathon.faults.catalog import CATEGORIES, Catalog, CatalogEntry, load_catalog
 from pytest_marathon.faults.scenario import Scenario, load_scenario
+from pytest_marathon.seed_salt import salted_rng
 
 # Ghosh et al. (SoCC 2022), share of high-severity incidents per root-cause category, in percent.
 GHOSH_MIX: dict[str, float] = {
@@ -95,8 +98,11 @@ def schedule_for(
     scenario: Scenario | str,
     seed: int,
     catalog: Catalog | None = None,
+    *,
+    salt: str | None = None,
 ) -> Schedule:
-    """Draw the schedule of one (app, scenario, seed)."""
+    """Draw the schedule of one (app, scenario, seed); `salt` is the run's salt
+    (`seed_salt.run_salt`, `RunConfig.run_salt`), None for the public, seed-only schedule."""
     if isinstance(scenario, str):
         scenario = load_scenario(scenario)
     if scenario.arrivals == 0:
@@ -105,16 +111,19 @@ def schedule_for(
     if len(catalog) == 0:
         raise ScheduleError(f"the catalog of {app!r} is empty")
     mix = category_mix(catalog.categories())
-    arrivals = _arrival_times(scenario, rng_for(seed, "schedule", app, scenario.name, "arrivals"))
-    lifetime_rng = rng_for(seed, "schedule", app, scenario.name, "lifetimes")
+
+    def rng(purpose: str) -> Any:
+        parts = ("schedule", app, scenario.name, purpose)
+        return rng_for(seed, *parts) if salt is None else salted_rng(salt, seed, *parts)
+
+    arrivals = _arrival_times(scenario, rng("arrivals"))
+    lifetime_rng = rng("lifetimes")
     lifetimes = [
         float(round(lifetime_rng.uniform(scenario.lifetime_min_s, scenario.lifetime_max_s)))
         for _ in arrivals
     ]
-    categories = _categories(
-        mix, len(arrivals), rng_for(seed, "schedule", app, scenario.name, "categories")
-    )
-    picker = _EntryPicker(catalog, mix, rng_for(seed, "schedule", app, scenario.name, "entries"))
+    categories = _categories(mix, len(arrivals), rng("categories"))
+    picker = _EntryPicker(catalog, mix, rng("entries"))
     faults: list[ScheduledFault] = []
     earliest = 0.0
     for nominal, lifetime, category in zip(arrivals, lifetimes, categories):

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from pytest_marathon.seed_salt import without_salt
+
 TAIL_CHARS = 4_000
 TERM_GRACE_S = 2.0
 
@@ -73,7 +75,7 @@ def run_process_invocation(
                 process = subprocess.Popen(
                     list(argv),
                     cwd=cwd,
-                    env=dict(env),
+                    env=without_salt(env),
                     stdin=subprocess.DEVNULL,
                     stdout=out,
                     stderr=err,

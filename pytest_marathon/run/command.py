@@ -92,6 +92,13 @@ def register(subparsers: Any) -> None:
         metavar="FILE",
         help="YAML price table (USD per million tokens per model) replacing the built-in one",
     )
+    run.add_argument(
+        "--seed-salt",
+        metavar="SALT",
+        help="secret salt the fault schedule is drawn with (default: $MARATHON_SEED_SALT); the "
+        "bundle commits to it and reveals it at sealing. Prefer the variable: an argument shows "
+        "in the process list",
+    )
     saves.add_arguments(run)
     run.add_argument("--json", action="store_true", help="print the result as JSON")
     run.add_argument(
@@ -201,6 +208,7 @@ def _run_seed(
             budget_s=args.budget,
             max_cost_usd=max_cost,
             price_table=args.price_table,
+            seed_salt=_seed_salt(args.seed_salt),
         )
         if config.bundle_dir.exists():  # the runner keeps it as `<run id>.prev`
             previous = config.bundle_dir
@@ -229,6 +237,15 @@ def _run_seed(
         print(f"pytest-marathon: {verdict}", file=sys.stderr)
         return 1
     return 0
+
+
+def _seed_salt(given: str | None) -> str | None:
+    """The salt from `--seed-salt`, else from the environment; an empty variable means none."""
+    import os
+
+    from pytest_marathon.seed_salt import SEED_SALT_ENV
+
+    return given if given is not None else os.environ.get(SEED_SALT_ENV) or None
 
 
 def summary(result: Any) -> str:
@@ -288,10 +305,11 @@ def _alert_history(bundle: Path, limit: int) -> str:
 def _report(args: argparse.Namespace) -> int:
     from pytest_marathon.bundle import BundleError
     from pytest_marathon.report import result_from_bundle, write_report
+    from pytest_marathon.scoring import ScoreRefusal
 
     try:
         results = [result_from_bundle(path, args.baseline_cache) for path in args.bundles]
-    except (BundleError, OSError, ValueError) as exc:
+    except (BundleError, OSError, ValueError, ScoreRefusal) as exc:
         return _fail(str(exc))
     write_report(args.output, results)
     print(f"report written to {args.output}")

@@ -12,34 +12,18 @@ sorted by path (a renamed file changes it too).
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import Any
 
+from pytest_marathon.faults.digests import catalog_digest, files_digest, scenario_digest
 
-class _Readable(Protocol):
-    def read_bytes(self) -> bytes: ...
-
-
-def files_digest(files: Iterable[tuple[str, _Readable]]) -> str:
-    outer = hashlib.sha256()
-    for relative, file in sorted(files, key=lambda pair: pair[0]):
-        outer.update(f"{relative}:{hashlib.sha256(file.read_bytes()).hexdigest()}\n".encode())
-    return outer.hexdigest()
-
-
-def scenario_digest(scenario: str) -> str:
-    """SHA-256 of the scenario file a run of `scenario` (a built-in name or a path) uses."""
-    from pytest_marathon.faults.scenario import scenario_bytes
-
-    return hashlib.sha256(scenario_bytes(scenario)).hexdigest()
-
-
-def catalog_digest(app: str) -> str:
-    """Digest of the app's fault catalog: its entries, patches and experiments."""
-    from pytest_marathon.faults.catalog import catalog_files
-
-    return files_digest(catalog_files(app))
+__all__ = [
+    "catalog_digest",
+    "effective_users",
+    "files_digest",
+    "rule_pack_digest",
+    "run_digests",
+    "scenario_digest",
+]
 
 
 def rule_pack_digest(app: str) -> str:

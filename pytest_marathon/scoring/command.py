@@ -1,4 +1,5 @@
-"""`pytest-marathon score BUNDLE [--noop BUNDLE] [--json] [--allow-incomplete] [--verify-key FILE]`."""
+"""`pytest-marathon score BUNDLE [--noop BUNDLE] [--json] [--allow-incomplete] [--verify-key FILE]
+[--seed-salt SALT]`."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--noop", metavar="BUNDLE", help="no-action bundle of the same release/app/scenario/seed"
     )
     parser.add_argument(
-        "--json", action="store_true", help="print the documented JSON (docs/score-json.md)"
+        "--json", action="store_true", help="print the documented JSON (pytest-marathon docs score-json)"
     )
     parser.add_argument(
         "--allow-incomplete",
@@ -37,6 +38,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="Ed25519 public key (pytest-marathon keygen): refuse the bundle, and the --noop "
         "bundle, unless signed by it",
+    )
+    parser.add_argument(
+        "--seed-salt",
+        metavar="SALT",
+        help="the session's seed salt of a salted run that was killed (its schedule is redrawn "
+        "with it); checked against the bundle's commitment. Not read from MARATHON_SEED_SALT",
     )
     parser.set_defaults(func=run)
 
@@ -53,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
             noop=args.noop,
             allow_incomplete=args.allow_incomplete,
             verify_key=verify_key,
+            seed_salt=args.seed_salt,
         )
     except (BundleError, ScoreRefusal) as refusal:
         print(f"pytest-marathon: error: bundle refused: {refusal}", file=sys.stderr)

@@ -14,7 +14,8 @@ NOOP_AGENT = "noop"
 BASELINE_FIELDS = ("release", "app", "scenario", "seed", "backend")
 #: Fields of the manifest's `config` that must agree too: the load, the cadence, the budget and
 #: the cap change what the system goes through, and the digests prove that the scenario, fault
-#: catalog and alert rules behind the names are the same files.
+#: catalog and alert rules behind the names are the same files. A salted run's baseline is a noop
+#: run with the same salt (same commitment): another salt is another schedule.
 BASELINE_CONFIG_FIELDS = (
     "users",
     "delta_s",
@@ -23,6 +24,7 @@ BASELINE_CONFIG_FIELDS = (
     "scenario_digest",
     "catalog_digest",
     "rule_pack_digest",
+    "seed_salt_commitment",
 )
 
 

@@ -135,15 +135,22 @@ def _order_key(record: dict[str, Any]) -> tuple[float, int, float, str]:
     )
 
 
-def load_evidence(bundle: Bundle) -> Evidence:
-    manifest = bundle.manifest
+def recorded_run_end(bundle: Bundle) -> float:
+    """The last virtual time any stream recorded: the run's end, or where a killed run stopped."""
     times = [
         _num(r.get("t"))
         for name in ("sli", "probes", "alerts", "reports", "tool_calls", "invocations")
         for r in bundle.stream(name)
     ]
-    run_end = max(times, default=0.0)
-    faults = _faults(bundle.stream("schedule"), run_end)
+    return max(times, default=0.0)
+
+
+def load_evidence(bundle: Bundle, schedule: list[dict[str, Any]] | None = None) -> Evidence:
+    """The bundle's evidence; `schedule` replaces its schedule stream (a killed run's, redrawn
+    by `scoring.recovery`)."""
+    manifest = bundle.manifest
+    run_end = recorded_run_end(bundle)
+    faults = _faults(bundle.stream("schedule") if schedule is None else schedule, run_end)
     alerts = _alerts(bundle.stream("alerts"), str(manifest.get("namespace") or manifest["app"]))
     reports = sorted(
         (_report(r) for r in bundle.stream("reports")),

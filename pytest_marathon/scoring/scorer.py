@@ -14,11 +14,13 @@ from .. import __version__
 from ..bundle import Bundle, read_bundle
 from .activity import time_bins
 from .degradation import check_baseline, degraded_requests
-from .evidence import Evidence, Fault, ScoreRefusal, load_evidence, located
+from .evidence import Evidence, Fault, ScoreRefusal, load_evidence, located, recorded_run_end
 from .horizon import IncidentActivity, fault_views
 from .matching import match
+from .recovery import schedule_records
 from .repair import acted_on, repair_time
 from .risk import forbidden_attempts, risk
+from .salt import committed_salt, verified_run_salt
 
 #: Bumped whenever a definition changes, so that two scores can be told comparable or not.
 SCORER_VERSION = "2.0"
@@ -76,16 +78,28 @@ def score_bundle(
     noop: BundleLike | None = None,
     allow_incomplete: bool = False,
     verify_key: Any = None,
+    seed_salt: str | None = None,
 ) -> dict[str, Any]:
     """Score one bundle (optionally against its no-action baseline bundle).
 
+    A salted bundle's revealed salt must match its commitment. A killed run's bundle (`running`,
+    with `allow_incomplete`) has no schedule: it is redrawn from the manifest's seed, the run
+    salt derived from `seed_salt` (the session's salt; required for a salted run) and the
+    installed catalog, which must be the one the run used (scoring/recovery.py).
+
     Raises BundleError when a bundle cannot be trusted and ScoreRefusal when the request
-    cannot be honoured (incomplete without `allow_incomplete`, mismatched baseline)."""
+    cannot be honoured (incomplete without `allow_incomplete`, mismatched baseline or salt)."""
     bundle = _open(bundle_or_path, allow_incomplete, verify_key)
     baseline = None if noop is None else _open(noop, allow_incomplete, verify_key)
+    run_salt = verified_run_salt(bundle, seed_salt)
     if baseline is not None:
         check_baseline(bundle, baseline)
-    evidence = load_evidence(bundle)
+        verified_run_salt(baseline, seed_salt)
+    salted = committed_salt(bundle.manifest) is not None
+    schedule, redrawn = schedule_records(
+        bundle, recorded_run_end(bundle), salted=salted, run_salt=run_salt
+    )
+    evidence = load_evidence(bundle, schedule)
 
     views, activity = fault_views(evidence)
     matched = match(evidence.faults, {f: view.candidates for f, view in views.items()})
@@ -156,6 +170,8 @@ def score_bundle(
             "incomplete_reason": manifest.get("incomplete_reason"),
             "content_digest": bundle.content_digest,
             "signature": bundle.signature,
+            "seed_salt_commitment": committed_salt(manifest),
+            "schedule_redrawn": redrawn,
         },
         "faults": n,
         "marathon_score": _round(score),
