@@ -2,7 +2,7 @@
 
 One pytest session (through pytester, as a user runs it) with a passing and a failing run writes
 the junit XML, the OpenMetrics file and the GitHub step summary; the junit file is validated
-against the Jenkins xUnit plugin's JUnit schema (tests/fixtures/junit-10.xsd), the OpenMetrics
+against the Jenkins xUnit plugin's JUnit schema (tests/fixtures/junit-jenkins.xsd), the OpenMetrics
 file with prometheus_client's OpenMetrics parser (and `promtool check metrics` where installed).
 """
 
@@ -24,7 +24,7 @@ from pytest_marathon.results import MarathonResult
 
 pytest_plugins = ["pytester"]
 
-SCHEMA = Path(__file__).parent / "fixtures" / "junit-10.xsd"
+SCHEMA = Path(__file__).parent / "fixtures" / "junit-jenkins.xsd"
 SCENARIO = """\
 name: two-faults
 description: Two faults in ten minutes, for tests of the plugin's mechanics
@@ -118,6 +118,10 @@ def test_the_legacy_family_also_gets_testcase_properties(
     properties = {p.get("name"): p.get("value") for p in case.iter("property")}
     assert float(properties["score"]) > 0
     assert properties["invocations_failed"] == "0"
+    # and the schema is strict where it matters: testcase properties are what Jenkins rejects
+    schema = etree.XMLSchema(etree.parse(str(SCHEMA)))
+    assert not schema.validate(etree.parse(str(workdir / "legacy.xml")))
+    assert "properties" in str(schema.error_log.last_error)
 
 
 def test_openmetrics_escapes_labels_and_leaves_out_metrics_not_reached() -> None:
