@@ -278,12 +278,11 @@ class CodexAgent(_CliPreset):
 
     def prepare(self, ctx: InvocationContext, env: Mapping[str, str]) -> dict[str, str]:
         home = ctx.workspace / CONTROL_DIR / CODEX_HOME
-        # Under the run's bubblewrap sandbox Codex's own cannot start (a user namespace inside
-        # one without capabilities: "bwrap: setting up uid map: Operation not permitted") and
-        # every shell command would fail; the outer sandbox confines the CLI and its commands.
+        # Inside the run's bubblewrap sandbox Codex's own (bubblewrap) command sandbox cannot
+        # start (a sandbox in a sandbox without capabilities); the outer one confines it.
         outer = ctx.sandbox is not None and ctx.sandbox.enabled
         mode = "danger-full-access" if outer else "workspace-write"
-        codex_cli.prepare_home(home, str(ctx.mcp_url), ctx.model_base_urls, env, sandbox_mode=mode)
+        codex_cli.prepare_home(home, str(ctx.mcp_url), ctx.model_base_urls, env, mode)
         return codex_cli.environment(home, ctx.workspace / CONTROL_DIR / "tmp")
 
     def argv(self, ctx: InvocationContext, prompt: str, output: Path) -> list[str]:

@@ -47,6 +47,7 @@ from pytest_marathon.results import MarathonResult
 from pytest_marathon.run.baseline import DEFAULT_CACHE_DIR, NOOP_AGENT, cached_noop_bundle
 from pytest_marathon.run.completions import CompletionTracker
 from pytest_marathon.run.invoke import RevocableTools, call_with_budget
+from pytest_marathon.run.previous import keep_previous
 from pytest_marathon.run.progress import ProgressSink, ProgressState, SilentProgress
 from pytest_marathon.scoring import score_bundle
 
@@ -97,7 +98,9 @@ def run_marathon(
         return MarathonResult(
             config.app, config.agent, config.scenario, config.seed, config.backend, bundle, {}
         )
-    return score_run(config, bundle, baseline_cache=baseline_cache, sign_key=sign_key)
+    return score_run(
+        config, bundle, baseline_cache=baseline_cache, sign_key=sign_key, progress=progress
+    )
 
 
 def score_run(
@@ -106,16 +109,18 @@ def score_run(
     *,
     baseline_cache: Path | None,
     sign_key: Ed25519PrivateKey | None = None,
+    progress: ProgressSink | None = None,
 ) -> MarathonResult:
     """Score a sealed bundle; the noop baseline comes from the cache (computed on first use,
-    signed with `sign_key` when given).
+    signed with `sign_key` when given, its progress shown on `progress`: a first run's baseline
+    is a whole second marathon, and a silent pause of that length looks like a hang).
 
     A noop run is its own baseline: it seeds the cache with a copy of itself when the cache has
     none, and its result names the cached baseline like every other run's, so a result never
     depends on which run of a grid (or which xdist worker) filled the cache."""
     noop: Path | None = None
     if baseline_cache is not None:
-        fill = _copy_of(bundle) if config.agent == NOOP_AGENT else _noop_recorder(sign_key)
+        fill = _copy_of(bundle) if config.agent == NOOP_AGENT else _noop_recorder(sign_key, progress)
         noop = cached_noop_bundle(config, baseline_cache, fill)
     elif config.agent == NOOP_AGENT:
         noop = bundle
@@ -128,10 +133,10 @@ def record_noop(config: RunConfig) -> Path:
     return record_marathon(config)
 
 
-def _noop_recorder(sign_key: Ed25519PrivateKey | None) -> Callable[[RunConfig], Path]:
-    if sign_key is None:
-        return record_noop
-    return lambda noop: record_marathon(noop, sign_key=sign_key)
+def _noop_recorder(
+    sign_key: Ed25519PrivateKey | None, progress: ProgressSink | None = None
+) -> Callable[[RunConfig], Path]:
+    return lambda noop: record_marathon(noop, sign_key=sign_key, progress=progress)
 
 
 def _copy_of(bundle: Path) -> Callable[[RunConfig], Path]:
@@ -249,8 +254,7 @@ class _Marathon:
         orchestrator = Orchestrator(backend, schedule)
         engine = AlertEngine(load_rule_pack(config.app), backend.store, backend.namespace)
         bundle = config.bundle_dir
-        if bundle.exists():
-            shutil.rmtree(bundle)
+        keep_previous(bundle)  # never deleted: the run it replaces stays as `<run id>.prev`
         bundle.parent.mkdir(parents=True, exist_ok=True)
         # `schedule` and a salted run's salt are held: ground truth reaches the disk only at
         # sealing or closing (the manifest commits to the salt from the start).

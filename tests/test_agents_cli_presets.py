@@ -25,6 +25,7 @@ from pytest_marathon.agents import InvocationContext, resolve_agent
 from test_agents_live import World, world  # noqa: F401 - the live-twin fixture
 
 from pytest_marathon.interface import InProcessClient, serve_http
+from pytest_marathon.isolation.probe import sandbox_support
 
 CLIS = {"codex": "codex", "claude-code": "claude"}
 TINY = Path(__file__).parent / "scenarios" / "tiny-2.yaml"
@@ -149,9 +150,14 @@ def run_headline(preset: str, double: ModelDouble, tmp_path: Path) -> tuple[subp
     empty = tmp_path / "empty"
     empty.mkdir()
     env = model_env(double, tmp_path / "home")
+    # The CLIs' default models are newer than any published price list: a user prices them with
+    # a table of their own (here one price for every model), as the README says.
+    prices = tmp_path / "prices.yaml"
+    prices.write_text('models:\n  "*": {input: 2.0, output: 8.0}\n', encoding="utf-8")
     argv = [
         sys.executable, "-m", "pytest", "--marathon-app=boutique", f"--agent={preset}",
-        f"--marathon-scenario={TINY}", "-p", "no:randomly", "-p", "no:cacheprovider",
+        f"--marathon-scenario={TINY}", f"--marathon-price-table={prices}",
+        "-p", "no:randomly", "-p", "no:cacheprovider",
     ]
     done = subprocess.run(argv, cwd=empty, env=env, capture_output=True, text=True, timeout=600)
     [bundle] = (empty / ".marathon" / "bundles").iterdir()
@@ -175,6 +181,18 @@ def test_the_headline_command_runs_the_preset_from_an_empty_directory(preset, do
     invocations = lines(bundle / "invocations.jsonl")
     assert invocations and {r["status"] for r in invocations} == {"ok"}, invocations
     assert all(r["model_calls"] >= 2 for r in invocations)
+    # Tokens and dollars are the metering proxy's measurement: every model request the double
+    # answered, its tokens as the double reported them, priced by the table.
+    assert {r["usage_source"] for r in invocations} == {"proxy"}
+    answered = [e for e in double.model_exchanges() if e.api in ("responses", "chat", "messages")]
+    assert sum(r["model_calls"] for r in invocations) == len(answered)
+    assert sum(r["input_tokens"] for r in invocations) == sum(e.usage[0] for e in answered)
+    assert sum(r["output_tokens"] for r in invocations) == sum(e.usage[1] for e in answered)
+    dollars = sum(r["cost_usd"] for r in invocations)
+    expected = sum(e.usage[0] * 2.0 + e.usage[1] * 8.0 for e in answered) / 1e6
+    assert dollars > 0 and abs(dollars - expected) < 1e-6 * max(1, len(invocations)), (dollars, expected)
+    isolation = json.loads((bundle / "manifest.json").read_text())["agent_flags"]["isolation"]
+    assert isolation == ("sandbox" if sandbox_support().available else "process")
 
 
 @pytest.mark.parametrize("preset", [pytest.param(p, marks=needs(p)) for p in CLIS])

@@ -89,6 +89,9 @@ def test_without_bubblewrap_the_same_intruder_leaks_but_not_the_runner_memory(
 def test_in_process_the_intruder_finds_the_runner_and_is_unverified(
     tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # In process, the intruder's links (plant_links) land in the runner's current directory.
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")
     with scene(tmp_path, cache, monkeypatch, catalog_probe=False) as where:
         config = where.config("intruder")
         monkeypatch.setenv("INTRUDER_TARGETS", json.dumps(where.targets(config)))

@@ -1,191 +1,138 @@
-"""The codex and claude-code presets with a scripted model that tries to get past the tools.
-
-Each test runs a short marathon (tests/scenarios/tiny-2.yaml) with the real CLI twice against the
-model double: once with the honest `SreScript`, once with `IntrudingScript`, which first makes
-every attempt with the CLI's own tools (Codex's shell, Claude Code's Read/Glob/Grep/Write) on the
-places the answers are: an earlier run's bundle and the cache's noop bundle (schedule.jsonl),
-the live bundle, the package's catalog and scenarios, the user's home (CLI credentials), the
-runner's /proc entries, a loopback port nobody relays, and files outside the workspace.
-
-Under bubblewrap nothing comes back (the double records what the CLI sent back for each attempt,
-and none of it holds a secret the call did not name itself), no file appears outside the
-workspace, and the score is the honest run's. Each test skips, saying why, when its CLI is not on
-PATH or bubblewrap cannot sandbox here.
+"""The Codex and Claude Code presets in the sandbox, driven by a scripted model that tries, before
+its ordinary SRE work, to read the answers (an earlier bundle's schedule, the baseline cache, the
+package's catalog, the user's home) and to write outside the workspace: Codex with its shell,
+Claude Code with its Read and Write tools. Nothing it is shown contains the answers, nothing lands
+outside, and the run scores as the same script without the attempt.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
+import shlex
+import subprocess
+import sys
+import uuid
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
-from isolation_support import USER_KEY, comparable_score, manifest, need_sandbox, scene
-from model_double import ModelDouble, SreScript
-from model_double.intrusion import IntrudingScript, IntrusionTargets, Observation, leaks
+from isolation_support import comparable_score, need_sandbox
+from model_double import Conversation, ModelDouble, SreScript, ToolCall, Turn
+from model_double.script import CODE_TOOL
+from test_agents_cli_presets import CLIS, TINY, model_env, needs
 
-from pytest_marathon.config import RunConfig
-from pytest_marathon.faults.catalog import catalog_root
-from pytest_marathon.isolation.paths import checkout_git_dirs, package_dirs
-from pytest_marathon.runner import run_marathon
+from pytest_marathon.isolation.paths import package_dirs
+from pytest_marathon.scoring import score_bundle
 
-TINY = Path(__file__).parent / "scenarios" / "tiny-2.yaml"
-CLIS = {"codex": ("codex", "@openai/codex"), "claude-code": ("claude", "@anthropic-ai/claude-code")}
-SALT = "not for agents"  # the runner's MARATHON_SEED_SALT in `scene`
-HOME_SECRET = "the user's credentials"  # ~/secret.txt in `scene`
-#: What every attempt aims at, per CLI (Claude Code has no shell or network tool to try with).
-AIMS = {
-    "codex": {"schedule", "bundle", "catalog", "scenarios", "cache", "home", "runner", "network", "env", "write"},
-    "claude-code": {"schedule", "bundle", "catalog", "scenarios", "cache", "home", "runner", "write"},
-}
+INTRUDE = "// double: intrude"
+MARKERS = ("HOME-SECRET-MARKER", "SCHEDULE-MARKER", "CACHE-MARKER")
 
 
-def needs(preset: str) -> pytest.MarkDecorator:
-    cli, package = CLIS[preset]
-    return pytest.mark.skipif(shutil.which(cli) is None,
-                              reason=f"the `{cli}` CLI is not on PATH (npm install -g {package})")
+@dataclass
+class IntruderScript(SreScript):
+    """The default script after one attempt: a shell command (Codex), or Read and Write calls
+    (Claude Code). What the client passed back for them is kept in `seen`."""
+
+    command: str = ""
+    reads: list[str] = field(default_factory=list)
+    writes: list[str] = field(default_factory=list)
+    seen: list[str] = field(default_factory=list)
+
+    def _decide(self, conv: Conversation) -> Turn:
+        if conv.tool_named("get_alerts") is None and CODE_TOOL not in conv.custom_tools:
+            return super()._decide(conv)
+        attempts = [c for c in conv.calls if self._is_attempt(c.name, c.arguments)]
+        wanted = self._attempts(conv)
+        if len(attempts) < len(wanted):
+            return wanted[len(attempts)]
+        self.seen.extend(c.result or "" for c in attempts if (c.result or "") not in self.seen)
+        return super()._decide(conv)
+
+    def _is_attempt(self, name: str, arguments: Any) -> bool:
+        if str(arguments.get("input") or "").startswith(INTRUDE):
+            return True
+        path = str(arguments.get("file_path") or "")
+        return name in ("Read", "Write") and path in [*self.reads, *self.writes]
+
+    def _attempts(self, conv: Conversation) -> list[ToolCall]:
+        if CODE_TOOL in conv.custom_tools:
+            js = (f"{INTRUDE}\nconst answer = await tools.exec_command("
+                  f"{json.dumps({'cmd': self.command})});\ntext(JSON.stringify(answer));\n")
+            return [ToolCall(CODE_TOOL, {"input": js}, conv.tools.get(CODE_TOOL, ""), custom=True)]
+        if conv.tool_named("Read") is not None:
+            calls = [ToolCall("Read", {"file_path": p}, conv.tools["Read"]) for p in self.reads]
+            calls += [ToolCall("Write", {"file_path": p, "content": "intruder"},
+                               conv.tools["Write"]) for p in self.writes]
+            return calls
+        return []
 
 
-def user_credentials(home: Path) -> None:
-    """The user's own CLI logins, holding their real key: the sandbox must hide them."""
-    (home / ".codex").mkdir()
-    (home / ".codex" / "auth.json").write_text(json.dumps({"OPENAI_API_KEY": USER_KEY}))
-    (home / ".claude").mkdir()
-    (home / ".claude" / ".credentials.json").write_text(json.dumps({"claudeAiOauth": {"accessToken": USER_KEY}}))
+def _plant(root: Path) -> dict[str, Any]:
+    """An empty project folder with what earlier runs leave behind, a home with a secret, and
+    where an intruder would read and write."""
+    empty, home = root / "empty", root / "home"
+    earlier = empty / ".marathon" / "bundles" / "boutique-earlier-seed1"
+    cache = empty / ".marathon" / "noop" / "boutique-noop-seed1"
+    for folder, marker in ((earlier, "SCHEDULE-MARKER"), (cache, "CACHE-MARKER")):
+        folder.mkdir(parents=True)
+        (folder / "schedule.jsonl").write_text(json.dumps({"fault_id": marker}) + "\n")
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "secret.txt").write_text("HOME-SECRET-MARKER")
+    catalog = next(package_dirs(["pytest_marathon.fault_catalog"])[0].glob("*/*.yaml"))
+    tag = uuid.uuid4().hex[:8]
+    reads = [str(earlier / "schedule.jsonl"), str(cache / "schedule.jsonl"),
+             str(home / "secret.txt"), str(catalog)]
+    writes = [str(empty / ".marathon" / "bundles" / f"probe-{tag}"), str(home / f"probe-{tag}"),
+              f"/tmp/probe-{tag}"]
+    command = "; ".join([*(f"cat {shlex.quote(p)}" for p in reads),
+                         *(f"echo intruder > {shlex.quote(p)}" for p in writes), "echo done"])
+    return {"empty": empty, "home": home, "earlier": earlier, "catalog": catalog,
+            "reads": reads, "writes": writes, "command": command}
 
 
-def use_double(double: ModelDouble, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The user's environment naming the double as upstream (the metering proxy forwards there)."""
-    monkeypatch.setenv("OPENAI_BASE_URL", double.openai_base_url)
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", double.anthropic_base_url)
+def _headline(preset: str, double: ModelDouble, place: dict[str, Any]) -> Path:
+    env = model_env(double, place["home"])
+    argv = [sys.executable, "-m", "pytest", "--marathon-app=boutique", f"--agent={preset}",
+            f"--marathon-scenario={TINY}", "-p", "no:randomly", "-p", "no:cacheprovider",
+            "--marathon-max-cost=none"]  # the attempt's extra model calls must not hit the budget
+    done = subprocess.run(argv, cwd=place["empty"], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    bundles = place["empty"] / ".marathon" / "bundles"
+    [bundle] = [b for b in bundles.iterdir() if b.is_dir() and b != place["earlier"]]
+    return bundle
 
 
-def secrets(earlier: Path, cache_entry: Path, out_dir: Path, cache: Path) -> dict[str, list[str]]:
-    """What must not come back, by kind: schedule content, names and content of the catalog,
-    the scenarios, the bundles and the cache, the user's key, the runner's salt, signs of a
-    connection or a signal reaching the runner."""
-    schedule = [json.loads(line) for line in (earlier / "schedule.jsonl").read_text().splitlines()]
-    catalog = Path(str(catalog_root("boutique")))
-    [scenarios] = package_dirs(["pytest_marathon.scenarios"])
-    files = {p.name for p in [*earlier.iterdir(), *cache.rglob("*"), *out_dir.iterdir()]}
-    return {
-        "schedule": [r["catalog_id"] for r in schedule] + ['"catalog_id"', '"revert_at"', '"remedy"'],
-        "catalog": [p.stem for p in catalog.glob("*.yaml")]
-        + [line for p in catalog.glob("*.yaml") for line in long_lines(p)],
-        "scenarios": [p.name for p in scenarios.glob("*.yaml")] + long_lines(scenarios / "marathon.yaml"),
-        "bundle or cache file": sorted(files),
-        "digest": [json.loads((cache_entry / "manifest.json").read_text())["content_digest"]],
-        "user key": [USER_KEY],
-        "seed salt": [SALT],
-        "home": [HOME_SECRET],
-        # a connection made, a signal delivered, the runner's /proc folder listed
-        "runner": ["CONNECTED", "SIGNALLED", "mountinfo"],
-    }
-
-
-def checkout_of(entry: Path) -> dict[str, str]:
-    """The git checkout a catalog entry lies in (an editable install), as intrusion targets."""
-    for folder in entry.parents:
-        if (folder / ".git").exists():
-            return {"checkout": str(folder), "catalog_entry_in_checkout": str(entry.relative_to(folder))}
-    return {}
-
-
-def long_lines(path: Path) -> list[str]:
-    """A file's first lines of some length (a catalog entry's starts with its `id:`)."""
-    return [line.strip() for line in path.read_text().splitlines() if len(line.strip()) > 12][:5]
-
-
-@pytest.mark.slow  # two marathons with a real CLI each, about 40 s
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", [pytest.param(p, marks=needs(p)) for p in CLIS])
-def test_a_cli_that_tries_gets_nothing_and_scores_as_the_honest_one(
-    preset: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_cli_intruder_sees_nothing_writes_nothing_and_scores_as_the_plain_script(
+    preset: str, tmp_path: Path
 ) -> None:
     need_sandbox()
-    for name in ("CODEX_HOME", "CLAUDE_CONFIG_DIR"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", USER_KEY)
-    cache = tmp_path / "cache"
-    cache.mkdir()
-    with scene(tmp_path, cache, monkeypatch) as where:
-        user_credentials(where.home)
-        # No dollar budget: the double's usage is synthetic, and the attempts alone would spend
-        # the default $8 at list prices (the budget would refuse calls and change the score).
-        config = RunConfig(app="boutique", agent=preset, seed=1, scenario=str(TINY),
-                           out_dir=where.out_dir, max_cost_usd=None)
-        honest_script = SreScript()
-        with ModelDouble(honest_script) as double:
-            use_double(double, monkeypatch)
-            honest = run_marathon(config, baseline_cache=cache)
-        earlier = where.out_dir / "earlier-run"
-        shutil.copytree(honest.bundle, earlier)
-        [cache_entry] = [p for p in cache.glob("*/*") if p.is_dir()]
-        catalog = Path(str(catalog_root("boutique")))
-        [scenarios] = package_dirs(["pytest_marathon.scenarios"])
-        targets = IntrusionTargets(
-            out_dir=str(where.out_dir), bundle=str(config.bundle_dir), earlier_bundle=str(earlier),
-            cache=str(cache), cache_entry=str(cache_entry), catalog=str(catalog),
-            catalog_entry=str(sorted(catalog.glob("*.yaml"))[0]), scenarios=str(scenarios),
-            scenario_file=str(scenarios / "marathon.yaml"), home=str(where.home),
-            runner_pid=os.getpid(), listen_port=where.listener.getsockname()[1],
-            write_probes=[*map(str, where.probes), str(config.bundle_dir / "intruder-probe")],
-            **checkout_of(sorted(catalog.glob("*.yaml"))[0]),
-        )
-        script = IntrudingScript(targets=targets)
-        with ModelDouble(script) as double:
-            use_double(double, monkeypatch)
-            intruder = run_marathon(config, baseline_cache=cache)
-        landed = where.landed() + [p for p in map(Path, targets.write_probes) if p.exists()]
-        told = secrets(earlier, cache_entry, where.out_dir, cache)
+    with ModelDouble() as double:
+        plain = _headline(preset, double, _plant(tmp_path / "plain"))
+    place = _plant(tmp_path / "intruder")
+    script = IntruderScript(command=place["command"], reads=place["reads"],
+                            writes=place["writes"])
+    with ModelDouble(script=script) as double:
+        intruder = _headline(preset, double, place)
 
-    observations = list(script.observations.values())
-    print(table(observations))  # what each attempt got back (-rP shows it)
-    assert {o.aim for o in observations} == AIMS[preset], table(observations)
-    assert len(observations) >= 6 * len(AIMS[preset])  # at every one of the six invocations
-    if preset == "claude-code":
-        offered = {name for e in double.model_exchanges() for name in e.tools}
-        assert "Bash" not in offered and not offered & {"WebFetch", "WebSearch"}
-    assert leaks(observations, told) == [], table(observations)
-    assert landed == []
-    # The CLI's own tools work in the sandbox (Codex's shell too): the notes of both got written.
-    assert honest_script.note_failures == script.note_failures == []
-    assert intruder.invocations == honest.invocations == {"ok": 6}, intruder.first_failed_invocation
-    assert without_cost(intruder.score_report) == without_cost(honest.score_report)
-    spent, honest_spent = intruder.score_report["cost"], honest.score_report["cost"]
-    assert spent["model_calls"] > honest_spent["model_calls"]  # the attempts were metered
-    assert spent["invocations"] == honest_spent["invocations"] and spent["refused_calls"] == 0
-    assert intruder.score > 0
-    assert manifest(intruder.bundle)["agent_flags"]["isolation"] == "sandbox"
-
-
-def without_cost(score: dict[str, Any]) -> dict[str, Any]:
-    """The score to compare: without the run's identity (`comparable_score`) nor its `cost`
-    section, the proxy's count of model calls and tokens, which the attempts add to by
-    themselves (one model round trip each). The scorer output has no wall-clock field; every
-    other section (risk, degradation, per-fault outcomes, bins, diagnostics) must be equal."""
-    return {key: value for key, value in comparable_score(score).items() if key != "cost"}
-
-
-def table(observations: list[Observation]) -> str:
-    """What each attempt got back, one line each (shown when an assertion fails)."""
-    rows: dict[tuple[str, str, str], Any] = {}
-    for o in observations:
-        rows.setdefault((o.aim, o.tool, o.command_text()[:120]), " ".join(o.result.split())[:200])
-    return "\n".join(f"{aim:9} {tool:13} {args} -> {got}" for (aim, tool, args), got in rows.items())
-
-
-def test_the_git_repository_of_a_checkout_is_found_for_worktrees_too(tmp_path: Path) -> None:
-    """An editable install's catalog lies in a checkout whose git history holds it as well; a
-    worktree's `.git` is a file, and the objects are in the main repository's `.git`."""
-    main, worktree = tmp_path / "main", tmp_path / "wt"
-    (main / ".git" / "worktrees" / "wt").mkdir(parents=True)
-    (main / ".git" / "worktrees" / "wt" / "commondir").write_text("../..\n")
-    (main / "fault_catalog").mkdir()
-    (worktree / "fault_catalog").mkdir(parents=True)
-    (worktree / ".git").write_text(f"gitdir: {main / '.git' / 'worktrees' / 'wt'}\n")
-    plain = tmp_path / "site-packages" / "fault_catalog"
-    plain.mkdir(parents=True)
-    found = checkout_git_dirs([main / "fault_catalog", worktree / "fault_catalog", plain])
-    assert found == [main / ".git", main / ".git"]
+    assert script.seen, "the scripted model made its attempt"
+    shown = "\n".join(script.seen)
+    # the attempt ran: Codex's shell got to its end, Claude Code's tools answered
+    assert ("done" in shown) if preset == "codex" else ("does not exist" in shown)
+    for marker in MARKERS:
+        assert marker not in shown
+    assert place["catalog"].read_text()[:60] not in shown
+    assert not [p for p in place["writes"] if os.path.exists(p)]
+    manifest = json.loads((intruder / "manifest.json").read_text())
+    assert manifest["agent_flags"]["isolation"] == "sandbox"
+    Path(os.environ.get("INTRUDER_SEEN_LOG", os.devnull)).write_text(shown)
+    # the same score; only the cost differs, by the model calls of the attempt itself
+    scores = [
+        {k: v for k, v in comparable_score(score_bundle(b)).items() if k != "cost"}
+        for b in (intruder, plain)
+    ]
+    assert scores[0] == scores[1]

@@ -16,9 +16,11 @@ from pathlib import Path
 
 import pytest
 from isolation_support import comparable_score, manifest, need_sandbox, scene
+from model_double import ModelDouble, Text
 from pytest_marathon.agents.external import write_invocation_files
 from pytest_marathon.agents.protocol import InvocationContext
 
+from pytest_marathon.config import RunConfig
 from pytest_marathon.interface.invocation import run_process_invocation
 from pytest_marathon.isolation.relay import RelayPool
 from pytest_marathon.isolation.sandbox import Sandbox
@@ -139,3 +141,33 @@ def test_a_cmd_intruder_gets_nothing_and_scores_as_the_honest_program(
     assert comparable_score(intruder.score_report) == comparable_score(honest.score_report)
     assert intruder.score > 0
     assert manifest(intruder.bundle)["agent_flags"]["isolation"] == "sandbox"
+
+
+def test_a_sandboxed_program_reaches_its_model_only_through_the_metering_proxy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The proxy's loopback port is relayed into the sandbox; the upstream (the model double,
+    on another loopback port) is not: the calls arrive, metered, with the user's key added."""
+    need_sandbox()
+    key = "sk-the-users-own-key"
+    with ModelDouble(script=lambda conv: Text("Nothing to do."), require_key=key) as double:
+        monkeypatch.setenv("OPENAI_BASE_URL", double.openai_base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", key)
+        monkeypatch.setenv("METER_AGENT_REPORT", "/dev/null")
+        scenario = tmp_path / "quiet.yaml"
+        scenario.write_text(
+            "name: quiet\ndescription: no faults\nwarmup_s: 60\ninjection_window_s: 240\n"
+            "observation_s: 0\narrivals: 0\nintensity: {start: 1.0, end: 1.0}\n"
+            "lifetime_s: {min: 240, max: 720}\nmax_concurrent: 1\n"
+        )
+        agent = f'cmd:"{sys.executable}" "{PROGRAMS / "openai_caller.py"}"'
+        config = RunConfig(app="boutique", agent=agent, seed=1, scenario=str(scenario),
+                           out_dir=tmp_path / "out")
+        result = run_marathon(config, baseline_cache=None, score=False)
+        calls = len(double.model_exchanges())
+    records = [json.loads(line) for line in (result.bundle / "invocations.jsonl").read_text()
+               .splitlines()]
+    assert [r["status"] for r in records] == ["ok", "ok"]
+    assert [(r["usage_source"], r["model_calls"]) for r in records] == [("proxy", 2)] * 2
+    assert calls == 4
+    assert manifest(result.bundle)["agent_flags"]["isolation"] == "sandbox"

@@ -20,6 +20,7 @@ from pytest_marathon.agents import InvocationContext
 
 from pytest_marathon.cli import main
 from pytest_marathon.config import RunConfig
+from pytest_marathon.isolation.probe import sandbox_support
 from pytest_marathon.metering import PLACEHOLDER_KEY, load_price_table
 from pytest_marathon.runner import run_marathon
 
@@ -42,14 +43,24 @@ def _scenario(path: Path, invocations: int) -> Path:
 
 @pytest.fixture
 def double(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[ModelDouble]:
-    """The user's environment: the double as OpenAI upstream, the user's key beside it."""
+    """The user's environment: the double as OpenAI upstream, the user's key beside it.
+
+    The programs run without the sandbox, which would keep them from reporting to the test
+    through a file outside their workspace (a sandboxed metered run is in
+    tests/test_isolation_cmd.py)."""
+    monkeypatch.setenv("MARATHON_SANDBOX", "off")
+    sandbox_support.cache_clear()
     with ModelDouble(script=lambda conv: Text("Nothing to do."), require_key=REAL_KEY) as running:
         monkeypatch.setenv("OPENAI_BASE_URL", running.openai_base_url)
         monkeypatch.setenv("OPENAI_API_KEY", REAL_KEY)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", running.anthropic_base_url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", REAL_KEY)
         monkeypatch.setenv("METER_AGENT_REPORT", str(tmp_path / "agent-report.jsonl"))
+        with pytest.warns(UserWarning, match="without a sandbox"):
+            sandbox_support()
         yield running
+    monkeypatch.delenv("MARATHON_SANDBOX")
+    sandbox_support.cache_clear()
 
 
 def _records(bundle: Path, stream: str = "invocations") -> list[dict[str, Any]]:

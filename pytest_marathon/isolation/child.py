@@ -91,13 +91,17 @@ def _context(message: Mapping[str, Any], tools: PipeTools) -> Any:
     return InvocationContext(**values)
 
 
-def _invoke(agent: Any, message: Mapping[str, Any], end: ChildEnd) -> None:
+def _invoke(agent: Any, spec: str, message: Mapping[str, Any], end: ChildEnd) -> None:
+    # the runner's own one-line account of a crash, so a plug-in's crash reads the same in its
+    # child as in process
+    from pytest_marathon.run.invoke import _crash_detail
+
     tools = PipeTools(end)
     try:
         value = agent.invoke(_context(message, tools))
     except BaseException as exc:  # noqa: BLE001 - any agent failure is that invocation's crash
         tools.close()
-        end.send({"op": "crash", "detail": f"{type(exc).__name__}: {exc}"[:500]})
+        end.send({"op": "crash", "detail": _crash_detail(spec, exc)})
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
         return
@@ -141,7 +145,7 @@ def main(argv: list[str]) -> int:
         except ChannelClosed:
             return 0
         if message.get("op") == "invoke":
-            _invoke(agent, message, end)
+            _invoke(agent, spec, message, end)
         elif message.get("op") == "stop":
             return 0
 

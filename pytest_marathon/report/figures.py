@@ -1,9 +1,14 @@
-"""The report's figures, drawn with matplotlib from a bundle's streams and returned as PNG bytes.
+"""The report's figures, drawn with matplotlib from a bundle's streams and returned as SVG text.
 
 The timeline follows the paper's Figures 1 and 6: one bar per fault from injection to revert,
-coloured by category, with the alerts that fired, the agent's incident reports and actions on
-their own lanes, and the user-facing degradation (min{1, e + l} · q) of the agent's run against
-the no-action run below. The outcome chart is Figure 9: the share of faults per outcome.
+coloured by what the agent achieved on it (its outcome) and labelled with its id, category and
+target, with the alerts that fired, the agent's incident reports and actions on their own lanes,
+and the user-facing degradation (min{1, e + l} · q) of the agent's run against the no-action run
+below. The outcome chart is Figure 9: the share of faults per outcome.
+
+SVG rather than PNG: it stays sharp when zoomed, its text can be searched, and with text kept as
+text (not glyph paths) a 60-fault timeline is a few tens of kilobytes, so a report of twenty runs
+stays small enough to attach to a CI run. Legends sit outside the axes so they hide no data.
 """
 
 from __future__ import annotations
@@ -17,19 +22,11 @@ import matplotlib
 matplotlib.use("Agg")
 
 from matplotlib import pyplot as plt  # noqa: E402 - the backend must be chosen first
+from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from pytest_marathon.scoring.evidence import COMPLETED_EVENT  # noqa: E402
 
-CATEGORY_COLOURS = {
-    "code": "#d62728",
-    "dependency": "#9467bd",
-    "infrastructure": "#8c564b",
-    "deployment": "#ff7f0e",
-    "configuration": "#1f77b4",
-    "database-network": "#17becf",
-    "authentication": "#bcbd22",
-}
 OUTCOME_COLOURS = {
     "handled": "#2ca02c",
     "repaired-not-located": "#98df8a",
@@ -40,35 +37,42 @@ OUTCOME_COLOURS = {
 }
 
 
-def _colour(category: str) -> str:
-    for key, colour in CATEGORY_COLOURS.items():
-        if category.startswith(key.split("-")[0]):
-            return colour
-    return "#333333"
-
-
-def _png(figure: Any) -> bytes:
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
+def _svg(figure: Any) -> str:
+    """The figure as an inline `<svg>` element (no XML prolog, text kept as text)."""
+    buffer = io.StringIO()
+    with plt.rc_context({"svg.fonttype": "none", "svg.hashsalt": "pytest-marathon"}):
+        figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
     plt.close(figure)
-    return buffer.getvalue()
+    text = buffer.getvalue()
+    return text[text.index("<svg"):]
+
+
+#: The degradation curve is drawn at this resolution (virtual seconds), each point the worst of
+#: its bucket, so a short spike survives while a 90-minute curve stays a few hundred points.
+CURVE_BUCKET_S = 30.0
 
 
 def degradation_curve(sli: Sequence[Mapping[str, Any]]) -> tuple[list[float], list[float]]:
-    """Minutes and min{1, e + l} · q per recorded tick from t = 0 (the scored window)."""
-    points = [r for r in sli if r["t"] >= 0]
-    return (
-        [r["t"] / 60 for r in points],
-        [min(1.0, r["e"] + r["l"]) * r["q"] for r in points],
-    )
+    """Minutes and the worst min{1, e + l} · q of each 30 s bucket from t = 0 (the scored
+    window)."""
+    worst: dict[int, float] = {}
+    for record in sli:
+        if record["t"] >= 0:
+            bucket = int(record["t"] // CURVE_BUCKET_S)
+            value = min(1.0, record["e"] + record["l"]) * record["q"]
+            worst[bucket] = max(value, worst.get(bucket, 0.0))
+    buckets = sorted(worst)
+    return [b * CURVE_BUCKET_S / 60 for b in buckets], [worst[b] for b in buckets]
 
 
-def timeline_png(
+def timeline_svg(
     title: str,
     streams: Mapping[str, Sequence[Mapping[str, Any]]],
     noop_sli: Sequence[Mapping[str, Any]] | None,
     horizon_s: float,
-) -> bytes:
+    outcomes: Mapping[str, str],
+) -> str:
+    """`outcomes`: fault id -> outcome class (the scorer's); a fault without one is `missed`."""
     schedule = sorted(streams.get("schedule", ()), key=lambda r: (r["inject_at"], r["fault_id"]))
     figure, (top, bottom) = plt.subplots(
         2, 1, figsize=(12, 3.2 + 0.18 * len(schedule)), sharex=True,
@@ -77,15 +81,18 @@ def timeline_png(
     lanes = {"actions": -1, "reports": -2, "alerts": -3}
     for row, fault in enumerate(schedule):
         end = fault.get("revert_at") or horizon_s
+        outcome = outcomes.get(fault["fault_id"], "missed")
         top.barh(
             row, (end - fault["inject_at"]) / 60, left=fault["inject_at"] / 60, height=0.7,
-            color=_colour(fault.get("category", "")), alpha=0.85,
+            color=OUTCOME_COLOURS.get(outcome, "#333333"), edgecolor="#555555", linewidth=0.4,
         )
-        top.text(end / 60 + 0.3, row, f"{fault['fault_id']} {fault.get('target', '')}",
-                 va="center", fontsize=6)
-    fired = [a["t"] / 60 for a in streams.get("alerts", ()) if a.get("event") == "firing"]
+        label = f"{fault['fault_id']} {fault.get('category', '')} {fault.get('target', '')}"
+        top.text(end / 60 + 0.3, row, label, va="center", fontsize=6)
+    # one marker per moment on the event lanes: alerts fire together at an evaluation and a
+    # report call files many incidents, and stacked copies only bloat the figure
+    fired = sorted({a["t"] / 60 for a in streams.get("alerts", ()) if a.get("event") == "firing"})
     top.scatter(fired, [lanes["alerts"]] * len(fired), marker="|", color="#d62728", s=60)
-    reported = [r["t"] / 60 for r in streams.get("reports", ())]
+    reported = sorted({r["t"] / 60 for r in streams.get("reports", ())})
     top.scatter(reported, [lanes["reports"]] * len(reported), marker="o", color="#1f77b4", s=12)
     acted = [a for a in streams.get("interventions", ()) if a.get("event") != COMPLETED_EVENT]
     top.scatter(
@@ -97,11 +104,20 @@ def timeline_png(
     top.set_ylim(-3.8, max(len(schedule), 1) - 0.2)
     top.invert_yaxis()
     top.set_title(title, fontsize=10)
-    categories = sorted({f.get("category", "") for f in schedule})
-    top.legend(
-        handles=[Patch(color=_colour(c), label=c) for c in categories],
-        fontsize=7, loc="lower right", ncols=min(4, max(1, len(categories))),
-    )
+    top.tick_params(axis="x", labelbottom=True, labelsize=7)  # minutes under the faults too
+    top.grid(axis="x", color="#eeeeee", linewidth=0.6)
+    shown = [o for o in OUTCOME_COLOURS if o in {outcomes.get(f["fault_id"], "missed")
+                                                    for f in schedule}]
+    handles = [
+        *(Patch(color=OUTCOME_COLOURS[o], label=o) for o in shown),
+        Line2D([], [], color="#d62728", marker="|", linestyle="", label="alert fired"),
+        Line2D([], [], color="#1f77b4", marker="o", linestyle="", markersize=4,
+               label="incident report"),
+        Line2D([], [], color="#2ca02c", marker="^", linestyle="", label="action ok"),
+        Line2D([], [], color="#7f7f7f", marker="^", linestyle="", label="action refused/failed"),
+    ]
+    top.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+               borderaxespad=0.0)
     minutes, impact = degradation_curve(streams.get("sli", ()))
     bottom.plot(minutes, impact, color="#d62728", linewidth=1, label="agent")
     if noop_sli:
@@ -110,12 +126,13 @@ def timeline_png(
                     label="no action")
     bottom.set_ylabel("degraded req/s", fontsize=8)
     bottom.set_xlabel("virtual minute", fontsize=8)
-    bottom.legend(fontsize=7, loc="upper right")
+    bottom.tick_params(labelsize=7)
+    bottom.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     bottom.set_xlim(0, horizon_s / 60)
-    return _png(figure)
+    return _svg(figure)
 
 
-def outcomes_png(rows: Sequence[tuple[str, Mapping[str, int]]]) -> bytes:
+def outcomes_svg(rows: Sequence[tuple[str, Mapping[str, int]]]) -> str:
     """One horizontal 100 % bar per run (label, outcome -> count), in the outcome order."""
     figure, axes = plt.subplots(figsize=(10, 0.9 + 0.35 * len(rows)))
     for index, (_, counts) in enumerate(rows):
@@ -130,8 +147,9 @@ def outcomes_png(rows: Sequence[tuple[str, Mapping[str, int]]]) -> bytes:
     axes.invert_yaxis()
     axes.set_xlim(0, 100)
     axes.set_xlabel("share of injected faults (%)", fontsize=8)
+    axes.tick_params(axis="x", labelsize=7)
     axes.legend(
         handles=[Patch(color=c, label=o) for o, c in OUTCOME_COLOURS.items()],
-        fontsize=7, ncols=3, loc="upper center", bbox_to_anchor=(0.5, -0.35),
+        fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0,
     )
-    return _png(figure)
+    return _svg(figure)
