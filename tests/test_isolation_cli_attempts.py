@@ -10,9 +10,7 @@ runner's /proc entries, a loopback port nobody relays, and files outside the wor
 Under bubblewrap nothing comes back (the double records what the CLI sent back for each attempt,
 and none of it holds a secret the call did not name itself), no file appears outside the
 workspace, and the score is the honest run's. Each test skips, saying why, when its CLI is not on
-PATH or bubblewrap cannot sandbox here. (tests/test_isolation_cli.py runs the headline command
-with a shorter list of attempts on planted markers, and the `.marathon/` folders of the current
-directory as targets.)
+PATH or bubblewrap cannot sandbox here.
 """
 
 from __future__ import annotations
