@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_marathon.agents.cli_answer import CliAnswer
+from pytest_marathon.agents.cli_answer import CliAnswer, json_events
 
 SERVER = "marathon"
 CREDENTIALS = ".credentials.json"
@@ -118,13 +118,7 @@ def read_events(text: str) -> CliAnswer:
     responses: set[str] = set()
     last_text = ""
     tool_calls = 0
-    for line in text.splitlines():
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(event, Mapping):
-            continue
+    for event in json_events(text):
         kind = event.get("type")
         if kind == "system" and event.get("subtype") == "init":
             for server in event.get("mcp_servers") or []:

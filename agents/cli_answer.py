@@ -7,7 +7,22 @@ when it failed, its own failure message, which names the cause where a tail of s
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
+
+
+def json_events(text: str) -> Iterator[Mapping[str, Any]]:
+    """The JSON objects of a JSON-lines event stream, in order; a line that is not one (a CLI's
+    stray log line, a cut last line) is skipped rather than ending the reading."""
+    for line in text.splitlines():
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(event, Mapping):
+            yield event
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_marathon.agents.cli_answer import CliAnswer
+from pytest_marathon.agents.cli_answer import CliAnswer, json_events
 
 SERVER = "marathon"
 PROVIDER = "marathon"
@@ -189,13 +189,7 @@ def read_events(text: str, home: Path | None = None) -> CliAnswer:
     call no MCP tool are not reported). A run whose every MCP tool call failed (refused, unknown
     tool, server down) is a failure although Codex exits 0: its first tool error is the message."""
     run = _Run()
-    for line in text.splitlines():
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(event, Mapping):
-            continue
+    for event in json_events(text):
         kind = event.get("type")
         item = event.get("item") if isinstance(event.get("item"), Mapping) else {}
         if kind == "thread.started":

@@ -9,7 +9,6 @@ file with prometheus_client's OpenMetrics parser (and `promtool check metrics` w
 from __future__ import annotations
 
 import math
-import os
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from lxml import etree
+from plugin_sessions import prepare_session
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 from pytest_marathon.ci.openmetrics import openmetrics_text
@@ -25,30 +25,12 @@ from pytest_marathon.results import MarathonResult
 pytest_plugins = ["pytester"]
 
 SCHEMA = Path(__file__).parent / "fixtures" / "junit-jenkins.xsd"
-SCENARIO = """\
-name: two-faults
-description: Two faults in ten minutes, for tests of the plugin's mechanics
-warmup_s: 300
-injection_window_s: 600
-observation_s: 300
-arrivals: 2
-intensity: {start: 1.0, end: 1.0}
-lifetime_s: {min: 240, max: 360}
-max_concurrent: 2
-"""
 
 
 @pytest.fixture
 def workdir(pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The scenario file, and one noop-baseline cache shared by the module's sessions."""
-    pytester.path.joinpath("two-faults.yaml").write_text(SCENARIO)
-    root = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        root = root.parent
-    cache = root / "marathon-noop-cache"
-    cache.mkdir(exist_ok=True)
-    (pytester.path / ".marathon").mkdir()
-    (pytester.path / ".marathon" / "noop").symlink_to(cache)
+    prepare_session(pytester, tmp_path_factory)
     return pytester.path
 
 

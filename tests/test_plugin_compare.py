@@ -5,26 +5,15 @@ nothing to compare against, the spread across seeds, and the same saves from the
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from plugin_sessions import prepare_session
 
 pytest_plugins = ["pytester"]
 
-SCENARIO = """\
-name: two-faults
-description: Two faults in ten minutes, for tests of the plugin's mechanics
-warmup_s: 300
-injection_window_s: 600
-observation_s: 300
-arrivals: 2
-intensity: {start: 1.0, end: 1.0}
-lifetime_s: {min: 240, max: 360}
-max_concurrent: 2
-"""
 GRID = ["--marathon-app=boutique", "--agent=runbook", "--marathon-scenario=two-faults.yaml",
         "-p", "no:cacheprovider"]
 
@@ -33,14 +22,7 @@ GRID = ["--marathon-app=boutique", "--agent=runbook", "--marathon-scenario=two-f
 def project(pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A git work tree with the scenario file and one commit; the noop-baseline cache is shared
     by the module's sessions."""
-    pytester.path.joinpath("two-faults.yaml").write_text(SCENARIO)
-    root = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        root = root.parent
-    cache = root / "marathon-noop-cache"
-    cache.mkdir(exist_ok=True)
-    (pytester.path / ".marathon").mkdir()
-    (pytester.path / ".marathon" / "noop").symlink_to(cache)
+    prepare_session(pytester, tmp_path_factory)
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
     subprocess.run([*git, "init", "-q"], cwd=pytester.path, check=True)
     subprocess.run([*git, "add", "two-faults.yaml"], cwd=pytester.path, check=True)

@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from plugin_sessions import prepare_session
 
 from pytest_marathon.cli import main
 from pytest_marathon.results import (
@@ -59,13 +60,7 @@ def agents_module(
     pytester.path.joinpath("flaky_agents.py").write_text(AGENTS)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(pytester.path), os.environ.get("PYTHONPATH")])))
     monkeypatch.syspath_prepend(str(pytester.path))
-    root = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        root = root.parent
-    cache = root / "marathon-noop-cache"
-    cache.mkdir(exist_ok=True)
-    (pytester.path / ".marathon").mkdir()
-    (pytester.path / ".marathon" / "noop").symlink_to(cache)
+    cache = prepare_session(pytester, tmp_path_factory)
     return cache
 
 

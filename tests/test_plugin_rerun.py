@@ -4,25 +4,14 @@ keeps the bundle it replaces as `<run id>.prev`."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import pytest
+from plugin_sessions import prepare_session
 
 pytest_plugins = ["pytester"]
 
-SCENARIO = """\
-name: two-faults
-description: Two faults in ten minutes, for tests of the plugin's mechanics
-warmup_s: 300
-injection_window_s: 600
-observation_s: 300
-arrivals: 2
-intensity: {start: 1.0, end: 1.0}
-lifetime_s: {min: 240, max: 360}
-max_concurrent: 2
-"""
 GRID = ["--marathon-app=boutique", "--agent=runbook", "--marathon-scenario=two-faults.yaml",
         "--marathon-seed=1-2", "-p", "no:cacheprovider"]
 SEED2 = "marathon[boutique-runbook-seed2-two-faults]"
@@ -30,15 +19,8 @@ SEED2 = "marathon[boutique-runbook-seed2-two-faults]"
 
 @pytest.fixture
 def project(pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    pytester.path.joinpath("two-faults.yaml").write_text(SCENARIO)
     pytester.makepyfile(test_user="def test_own():\n    pass\n")
-    root = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        root = root.parent
-    cache = root / "marathon-noop-cache"
-    cache.mkdir(exist_ok=True)
-    (pytester.path / ".marathon").mkdir()
-    (pytester.path / ".marathon" / "noop").symlink_to(cache)
+    prepare_session(pytester, tmp_path_factory)
     return pytester.path
 
 

@@ -9,26 +9,15 @@ plugin's mechanics are exercised at a fraction of a shipped scenario's cost.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from plugin_sessions import TWO_FAULTS, prepare_session
 
 pytest_plugins = ["pytester"]
 
-SCENARIO = """\
-name: two-faults
-description: Two faults in ten minutes, for tests of the plugin's mechanics
-warmup_s: 300
-injection_window_s: 600
-observation_s: 300
-arrivals: 2
-intensity: {start: 1.0, end: 1.0}
-lifetime_s: {min: 240, max: 360}
-max_concurrent: 2
-"""
 GRID = ["--marathon-app=boutique", "--agent=runbook", "--marathon-scenario=two-faults.yaml",
         "-p", "no:cacheprovider"]
 RUNBOOK_ID = "marathon[boutique-runbook-seed1-two-faults]"
@@ -39,14 +28,7 @@ def shared_cache(pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFac
     """Every pytester dir is fresh; write the scenario there and point `.marathon/noop` at one
     cache so each noop baseline of (boutique, scenario, seed) is computed once for the module,
     also across xdist workers."""
-    pytester.path.joinpath("two-faults.yaml").write_text(SCENARIO)
-    root = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        root = root.parent  # shared by the workers: the cache's file lock keeps it consistent
-    cache = root / "marathon-noop-cache"
-    cache.mkdir(exist_ok=True)
-    (pytester.path / ".marathon").mkdir()
-    (pytester.path / ".marathon" / "noop").symlink_to(cache)
+    cache = prepare_session(pytester, tmp_path_factory)
     return cache
 
 
@@ -111,7 +93,7 @@ def test_xdist_results_equal_serial(pytester: pytest.Pytester) -> None:
     """Each session starts from an empty baseline cache, so under `-n 2` the two workers race to
     fill it (the noop run seeds it with itself, the runbook run computes it) and must still agree
     with the serial session, where both runs share one process."""
-    pytester.path.joinpath("two-faults.yaml").write_text(SCENARIO)
+    pytester.path.joinpath("two-faults.yaml").write_text(TWO_FAULTS.read_text())
     grid = [*GRID, "--agent=noop"]
     serial = pytester.runpytest_subprocess(*grid, "--marathon-json=serial.json",
                                            "--marathon-bundle-dir=serial")
@@ -136,7 +118,7 @@ def test_xdist_results_equal_serial(pytester: pytest.Pytester) -> None:
 
 
 def test_last_failed_reruns_only_the_failed_marathon(pytester: pytest.Pytester) -> None:
-    pytester.path.joinpath("two-faults.yaml").write_text(SCENARIO)
+    pytester.path.joinpath("two-faults.yaml").write_text(TWO_FAULTS.read_text())
     pytester.makepyfile(test_user="def test_own():\n    pass\n")
     grid = ["--marathon-app=boutique", "--agent=noop", "--marathon-scenario=two-faults.yaml",
             "--marathon-min-score=1"]

@@ -20,6 +20,9 @@ CHUNK = 65536
 
 
 def pump(source: socket.socket, target: socket.socket) -> None:
+    """Copy bytes one way until the source's end of stream, then pass the end on (half-close),
+    so a reply still coming the other way is not cut; on an error, close both ways. (The
+    runner's half, `relay.py`, uses this same function.)"""
     how = socket.SHUT_WR
     try:
         while data := source.recv(CHUNK):

@@ -18,8 +18,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import urlsplit
 
+# One pump for both halves: the inside half is a standard-library script the sandbox runs
+# without the package, so the code lives there and this side imports it.
+from pytest_marathon.isolation.inner import pump
+
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
-CHUNK = 65536
 
 
 def loopback_port(url: str) -> int | None:
@@ -35,21 +38,6 @@ def loopback_port(url: str) -> int | None:
         port = 443 if parts.scheme == "https" else 80
     return port
 
-
-def pump(source: socket.socket, target: socket.socket) -> None:
-    """Copy bytes one way until the source's end of stream, then pass the end on (half-close),
-    so a reply still coming the other way is not cut; on an error, close both ways."""
-    how = socket.SHUT_WR
-    try:
-        while data := source.recv(CHUNK):
-            target.sendall(data)
-    except OSError:
-        how = socket.SHUT_RDWR
-    with contextlib.suppress(OSError):
-        target.shutdown(how)
-    if how == socket.SHUT_RDWR:
-        with contextlib.suppress(OSError):
-            source.shutdown(socket.SHUT_RDWR)
 
 
 def splice(a: socket.socket, b: socket.socket) -> None:
