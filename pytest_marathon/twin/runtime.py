@@ -359,6 +359,10 @@ class Runtime:
         pod = self._pick(svc.selector)
         if pod is None:
             return svc.selector, None, "no healthy upstream"
+        if not self.cluster.nodes[pod.node].ready:
+            # the endpoint is still listed until the node-monitor grace period runs out, but
+            # nothing answers on the dead node
+            return svc.selector, None, f"dial tcp {pod.ip}:{svc.target_port}: i/o timeout"
         if pod.listen_port != svc.target_port:
             return svc.selector, None, f"dial tcp {pod.ip}:{svc.target_port}: connect: connection refused"
         return svc.selector, pod, None
