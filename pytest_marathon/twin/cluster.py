@@ -371,6 +371,7 @@ class Cluster:
             return
         if pod.memory_bytes > self.limit_bytes(pod):
             self.terminate(pod, "OOMKilled", 137, now)
+            self._restart_unless_backing_off(pod, now)
             return
         self._probe(pod, now)
 
@@ -416,6 +417,14 @@ class Cluster:
             self.runtime.start(pod)
         except ContainerCrash as crash:
             self.terminate(pod, "Error", 1, now, detail=str(crash))
+            self._restart_unless_backing_off(pod, now)
+
+    def _restart_unless_backing_off(self, pod: Pod, now: float) -> None:
+        """A container's exit wakes the kubelet (PLEG) at once: with no back-off entry yet the
+        restart happens in the same sync, else the sync reports CrashLoopBackOff. A restart sets
+        the entry, so this recurses at most once."""
+        if not pod.terminating and self.nodes[pod.node].ready:
+            self._try_start(pod, now)
 
     def _ensure_image(self, pod: Pod, now: float) -> bool:
         """EnsureImageExists with IfNotPresent: an image already on the node is not pulled again; a
@@ -486,6 +495,7 @@ class Cluster:
                 self.events.add(now, "Normal", "Killing", "Pod", pod.name,
                                 f"Container {container_name(pod.deployment)} failed liveness probe, will be restarted")
                 self.terminate(pod, "Error", 143, now, detail="liveness probe failed")
+                self._restart_unless_backing_off(pod, now)
                 return
             self.events.add(now, "Warning", "Unhealthy", "Pod", pod.name,
                             f"Liveness probe failed: {self._probe_error(pod, liveness)}")
@@ -590,7 +600,13 @@ def _image_size(image: str) -> int:
 
 def _pull_error(image: str) -> str:
     """containerd's answer for a tag the registry does not have (the CRI error the kubelet prints)."""
-    ref = image if "/" in image.split(":")[0] or image.count("/") else f"docker.io/library/{image}"
+    first, _, rest = image.partition("/")
+    if not rest:
+        ref = f"docker.io/library/{image}"
+    elif "." in first or ":" in first or first == "localhost":
+        ref = image
+    else:
+        ref = f"docker.io/{image}"
     return (f'rpc error: code = NotFound desc = failed to pull and unpack image "{ref}": '
             f'failed to resolve reference "{ref}": {ref}: not found')
 
