@@ -382,7 +382,7 @@ def configuration(w: Writer, app: dict[str, Any]) -> None:
                 "probe": {"kind": "deployment_ready", "deployment": svc},
                 "artifact": f"limits:{svc}/memory",
                 "aliases": [],
-                "log": {"service": svc, "message": "Memory cgroup out of memory"},
+                "log": {"service": svc, "message": "Back-off restarting failed container"},
                 "change_cause": f"Right-size the {svc} memory limit to {trimmed} from usage data",
                 "injection": {"resources": {"limits.memory": trimmed}},
                 "recovery": f"Restore the memory limit {dep['resources']['limits']['memory']}",
@@ -587,7 +587,7 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
                 "memory_hog",
                 svc,
                 f"Memory pressure in {svc}",
-                log=(svc, "Memory cgroup out of memory"),
+                log=(svc, "Back-off restarting failed container"),
                 signature=unreachable(svc),
                 # the remedy corrects the limit the pressure exceeds
                 artifact=f"limits:{svc}/memory",
