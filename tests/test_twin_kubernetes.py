@@ -6,6 +6,7 @@ docs/fidelity.md lists the same behaviours and what the twin leaves out.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
@@ -244,3 +245,30 @@ def test_a_cpu_limit_below_10m_gets_the_cfs_quota_floor() -> None:
     (1 ms per 100 ms period): a saturated container limited to 1m or 3m still runs 10m, i.e.
     0.15 CPU-seconds per 15 s scrape."""
     assert _cpu_per_scrape("1m") == _cpu_per_scrape("3m") == [0.15] * 4
+
+
+def _shipping_mean_ms(cpu: str | None) -> float:
+    backend = create_backend("boutique", seed=3)
+    backend.advance_to(0.0)
+    if cpu is not None:
+        backend.release("shippingservice", resources={"requests.cpu": cpu, "limits.cpu": cpu}, change_cause="cap cpu")
+    backend.advance_to(60.0)
+
+    def totals() -> tuple[float, float]:
+        def last(name: str) -> float:
+            return sum(next((v for v in reversed(s.values) if not math.isnan(v)), 0.0)
+                       for s in backend.store.series(name) if s.labels["service"] == "shippingservice")
+        return last("rpc_server_call_duration_seconds_sum"), last("rpc_server_call_duration_seconds_count")
+
+    (sum0, n0) = totals()
+    backend.advance_to(360.0)
+    (sum1, n1) = totals()
+    return (sum1 - sum0) / (n1 - n0) * 1000.0
+
+
+def test_a_request_needing_more_than_one_periods_quota_waits_for_the_next_period() -> None:
+    """CFS bandwidth control (Linux Documentation/scheduler/sched-bwc.rst): at 10m a container may
+    run 1 ms per 100 ms period, so a handler needing a few ms spans periods and takes ~100 ms more,
+    though the container is far from its limit on average."""
+    assert _shipping_mean_ms(None) < 10.0
+    assert _shipping_mean_ms("10m") > 90.0
