@@ -175,6 +175,12 @@ def test_crash_loop_restarts_at_once_then_backs_off_doubling(twin: Twin) -> None
     assert not [e for e in twin.events(limit=10_000) if e["reason"] == "OOMKilling"]
 
 
+def _ready_condition(twin: Twin, node: str) -> str:
+    series = [s for s in twin.store.series("kube_node_status_condition")
+              if s.labels["node"] == node and s.labels["condition"] == "Ready" and s.values[-1] == 1.0]
+    return series[0].labels["status"]
+
+
 def test_a_silent_node_is_noticed_after_the_grace_period_and_evicted_300s_later(twin: Twin) -> None:
     """Node lifecycle controller (pkg/controller/nodelifecycle/node_lifecycle_controller.go):
     Ready=Unknown after --node-monitor-grace-period (40 s), pods marked NotReady, taint
@@ -187,7 +193,9 @@ def test_a_silent_node_is_noticed_after_the_grace_period_and_evicted_300s_later(
     twin.advance_to(35.0)
     assert twin.resources("nodes", node)[0]["status"]["conditions"][0]["status"] == "True"
     assert _pods(twin, "frontend")[0]["status"]["containerStatuses"][0]["ready"]
+    assert _ready_condition(twin, node) == "true"
     twin.advance_to(45.0)
+    assert _ready_condition(twin, node) == "unknown"  # kube-state-metrics reads the condition
     seen = twin.resources("nodes", node)[0]
     assert seen["status"]["conditions"][0]["status"] == "Unknown"
     assert seen["spec"]["taints"] == [{"key": "node.kubernetes.io/unreachable", "effect": "NoExecute"}]
