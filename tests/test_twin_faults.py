@@ -145,13 +145,20 @@ def test_cpu_hog_throttles(twin: Twin) -> None:
 
 
 def test_node_failure_evicts_and_reschedules_after_300s(twin: Twin) -> None:
+    """The node lifecycle controller notices a silent node after --node-monitor-grace-period
+    (40 s), marks its pods NotReady and taints it unreachable; the default 300 s toleration then
+    evicts them (pkg/controller/nodelifecycle/node_lifecycle_controller.go)."""
     node = _pod(twin, "frontend")["spec"]["nodeName"]
     twin.chaos_start("node_failure", node)
     twin.advance_to(30.0)
-    assert not _pod(twin, "frontend")["status"]["containerStatuses"][0]["ready"]
+    assert _pod(twin, "frontend")["status"]["containerStatuses"][0]["ready"]
     assert twin.artifact_value(f"node:{node}") == "NotReady"
+    twin.advance_to(50.0)
+    assert not _pod(twin, "frontend")["status"]["containerStatuses"][0]["ready"]
     twin.advance_to(400.0)
-    assert _pod(twin, "frontend")["spec"]["nodeName"] != node
+    live = [p for p in twin.resources("pods") if p["metadata"]["labels"]["app"] == "frontend"
+            and "deletionTimestamp" not in p["metadata"]]
+    assert live and all(p["spec"]["nodeName"] != node for p in live)
     assert twin.probe({"kind": "deployment_ready", "deployment": "frontend"})
 
 
@@ -269,7 +276,13 @@ def test_too_low_memory_limit_crash_loops_the_new_pod_while_the_old_one_serves(t
     ready = {"kind": "deployment_ready", "deployment": "shippingservice"}
     assert not twin.probe(ready)
     assert twin.probe({"kind": "request", "route": "/cart"})
-    assert any("Memory cgroup out of memory" in e["message"] for e in twin.events(object_name="shippingservice", limit=1000))
+    events = twin.events(object_name="shippingservice", limit=1000)
+    # OOMKilled is in the container status; the OOMKilling event is node-problem-detector's,
+    # which a Kind cluster does not run
+    assert not any(e["reason"] == "OOMKilling" for e in events)
+    statuses = [p["status"]["containerStatuses"][0] for p in twin.resources("pods")
+                if p["metadata"]["labels"]["app"] == "shippingservice"]
+    assert any(s.get("lastState", {}).get("terminated", {}).get("reason") == "OOMKilled" for s in statuses)
     twin.rollback("shippingservice")
     twin.advance_to(300.0)
     assert twin.probe(ready)

@@ -116,7 +116,7 @@ class Chaos:
         count = int(fault.params.get("count", len(pods)))
         for pod in pods[:count]:
             self.cluster.events.add(now, "Normal", "Killing", "Pod", pod.name, f"Stopping container {pod.deployment}")
-            self.cluster._delete_pod(pod)
+            self.cluster.delete_pod(pod, now, grace_seconds=0)
 
     def _start_cpu_hog(self, fault: ChaosFault, now: float) -> None:
         cores = float(fault.params.setdefault("cores", 1.0))

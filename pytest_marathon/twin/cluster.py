@@ -3,13 +3,17 @@
 It reproduces the Kubernetes behaviours that faults and repairs depend on: a RollingUpdate that
 keeps the old pod serving while a new one is not ready (and stalls until the progress deadline),
 `rollout undo` as a new revision with the old template, container restarts with CrashLoopBackOff
-back-off (10 s doubling to 300 s, reset after 10 min of running), OOMKilled when the working set
-passes the limit, probes that fail when their port or path is wrong, and eviction from a NotReady
-node after 300 s.
+back-off (first restart at once, then 10 s doubling to 300 s, reset after 10 min of running),
+image pulls with their own back-off, OOMKilled when the working set passes the limit, probes that
+fail when their port or path is wrong, graceful pod deletion, a node that stops reporting turning
+Ready=Unknown after the node-monitor grace period and its pods evicted 300 s later, and
+revisionHistoryLimit pruning. Event reasons and messages are the upstream ones; docs/fidelity.md
+maps each behaviour to its upstream source.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
@@ -22,17 +26,31 @@ from pytest_marathon.twin.objects import (
     Pod,
     PodTemplate,
     ReplicaSet,
+    container_name,
+    pod_uid,
     resolve_fraction,
     timestamp,
 )
 from pytest_marathon.twin.quantities import parse_cpu, parse_memory
 
 POD_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+# kubelet crash-loop and image-pull back-off: flowcontrol.NewBackOff(10s, MaxContainerBackOff=300s)
+# (pkg/kubelet/kubelet.go); an entry idle for 2 x max (600 s) expires, so the next crash restarts
+# at once (staging/src/k8s.io/client-go/util/flowcontrol/backoff.go).
 BACKOFF_START = 10.0
 BACKOFF_MAX = 300.0
-BACKOFF_RESET_AFTER = 600.0
+BACKOFF_RESET_AFTER = 2 * BACKOFF_MAX
+# kube-controller-manager --node-monitor-grace-period (40 s; 50 s from v1.32): a node that stops
+# reporting is marked Ready=Unknown, its pods NotReady, and tainted unreachable
+# (pkg/controller/nodelifecycle/node_lifecycle_controller.go).
+NODE_MONITOR_GRACE = 40.0
+# the unreachable:NoExecute toleration the DefaultTolerationSeconds admission plugin adds (300 s)
 EVICTION_AFTER = 300.0
 CREATE_DELAY = 2.0
+# pod.spec.terminationGracePeriodSeconds default (pkg/apis/core/v1/defaults.go)
+DEFAULT_GRACE_SECONDS = 30
+# The twin's registry pulls at this rate; an image's size follows from its name.
+PULL_BYTES_PER_SECOND = 40e6
 
 
 class ContainerCrash(Exception):
@@ -49,7 +67,8 @@ class ContainerRuntime(Protocol):
 
 
 class Cluster:
-    def __init__(self, spec: AppSpec, seed: int, events: EventLog, runtime: ContainerRuntime) -> None:
+    def __init__(self, spec: AppSpec, seed: int, events: EventLog, runtime: ContainerRuntime,
+                 now: float = 0.0) -> None:
         self.spec = spec
         self.namespace = spec.namespace
         self.events = events
@@ -78,11 +97,14 @@ class Cluster:
             )
             deployment = Deployment(name=name, port=dep.port, template=template, replicas=dep.replicas)
             self.deployments[name] = deployment
-            self._new_revision(deployment, "", 0.0)
+            # the manifests are applied when the cluster starts: the first ReplicaSets date from then
+            self._new_revision(deployment, "", now)
 
     # --- queries ------------------------------------------------------------------------------
     def pods_of(self, deployment: str) -> list[Pod]:
-        return [p for p in self.pods.values() if p.deployment == deployment]
+        """The deployment's active pods (a terminating pod is no longer counted, as the
+        ReplicaSet controller's FilterActivePods)."""
+        return [p for p in self.pods.values() if p.deployment == deployment and not p.terminating]
 
     def ready_pods(self, deployment: str) -> list[Pod]:
         return [p for p in self.pods.values() if p.deployment == deployment and p.ready]
@@ -91,7 +113,10 @@ class Cluster:
         return parse_memory(pod.template.resources["limits"]["memory"])
 
     def limit_cores(self, pod: Pod) -> float:
-        return parse_cpu(pod.template.resources["limits"]["cpu"])
+        """The CPU a container gets per CFS period. The kubelet never writes a quota below 1 ms per
+        100 ms period (MinQuotaPeriod in MilliCPUToQuota, pkg/kubelet/cm/helpers_linux.go), so a
+        limit under 10m behaves as 10m."""
+        return max(parse_cpu(pod.template.resources["limits"]["cpu"]), 0.01)
 
     # --- spec changes (a new revision each) ---------------------------------------------------
     def change_template(self, name: str, template: PodTemplate, change_cause: str, now: float) -> ReplicaSet:
@@ -122,8 +147,6 @@ class Cluster:
                 created_at=now,
             )
             dep.replica_sets.append(rs)
-            self.events.add(now, "Normal", "ScalingReplicaSet", "Deployment", dep.name,
-                            f"Scaled up replica set {rs.name} from 0 to {dep.replicas}")
         else:
             # `rollout undo` to a template that exists: that ReplicaSet takes the next revision
             rs.revision = next_revision
@@ -134,10 +157,8 @@ class Cluster:
         return rs
 
     def scale(self, name: str, replicas: int, now: float) -> None:
+        """`kubectl scale`: the deployment controller resizes the ReplicaSet on its next sync."""
         dep = self.deployments[name]
-        if replicas != dep.replicas:
-            self.events.add(now, "Normal", "ScalingReplicaSet", "Deployment", name,
-                            f"Scaled replica set {dep.current_rs().name} from {dep.replicas} to {replicas}")
         dep.replicas = replicas
         dep.generation += 1
         dep.observed_generation = dep.generation
@@ -158,14 +179,29 @@ class Cluster:
             self._progress(dep, now)
 
     def _node_lifecycle(self, node: Node, now: float) -> None:
+        """The node lifecycle controller: a node silent for the grace period turns Ready=Unknown
+        (its pods NotReady, so Services drop them); 300 s after the unreachable taint its pods are
+        evicted, and stay Terminating until the kubelet comes back to stop them."""
         if node.ready or node.not_ready_since is None:
             return
-        if now - node.not_ready_since < EVICTION_AFTER:
+        if node.condition_ready and now - node.not_ready_since >= NODE_MONITOR_GRACE:
+            node.condition_ready = False
+            node.unreachable_since = now
+            self.events.add(now, "Normal", "NodeNotReady", "Node", node.name,
+                            f"Node {node.name} status is now: NodeNotReady")
+            for pod in self._pods_on(node.name):
+                pod.ready = False
+        if node.condition_ready or now - node.unreachable_since < EVICTION_AFTER:
             return
-        for pod in [p for p in self.pods.values() if p.node == node.name]:
-            self.events.add(now, "Warning", "TaintManagerEviction", "Pod", pod.name,
+        for pod in self._pods_on(node.name):
+            if pod.terminating:
+                continue
+            self.events.add(now, "Normal", "TaintManagerEviction", "Pod", pod.name,
                             f"Marking for deletion Pod {self.namespace}/{pod.name}")
-            self._delete_pod(pod)
+            self.delete_pod(pod, now)
+
+    def _pods_on(self, node: str) -> list[Pod]:
+        return sorted((p for p in self.pods.values() if p.node == node), key=lambda p: p.name)
 
     def _rollout(self, dep: Deployment, now: float) -> None:
         current = dep.current_rs()
@@ -179,49 +215,70 @@ class Cluster:
         if dep.strategy_type == "Recreate":
             self._recreate(dep, current, old, now)
             return
+        # reconcileNewReplicaSet (pkg/controller/deployment/rolling.go, NewRSNewReplicas)
         total = sum(rs.replicas for rs in dep.replica_sets)
         if current.replicas > desired:
-            current.replicas = desired
+            self._scale_rs(dep, current, desired, now)
         elif current.replicas < desired:
             room = desired + surge - total
-            current.replicas += max(0, min(desired - current.replicas, room))
+            self._scale_rs(dep, current, current.replicas + max(0, min(desired - current.replicas, room)), now)
+        # reconcileOldReplicaSets: at most allPods - minAvailable - newRSUnavailable may go, the
+        # unhealthy old replicas first (cleanupUnhealthyReplicas), then available ones oldest first
         pods = self.pods_of(dep.name)
-        for rs in old:
-            unhealthy = [p for p in pods if p.replica_set == rs.name and not p.ready]
-            rs.replicas -= min(rs.replicas, len(unhealthy))
-        ready = sum(1 for p in pods if p.ready and (p.replica_set == current.name or any(p.replica_set == rs.name and rs.replicas > 0 for rs in old)))
-        removable = ready - (desired - unavailable)
-        for rs in sorted(old, key=lambda r: r.revision):
-            take = max(0, min(rs.replicas, removable))
-            if take:
-                rs.replicas -= take
-                removable -= take
-                self.events.add(now, "Normal", "ScalingReplicaSet", "Deployment", dep.name,
-                                f"Scaled down replica set {rs.name} to {rs.replicas}")
+        min_available = desired - unavailable
+        current_ready = sum(1 for p in pods if p.replica_set == current.name and p.ready)
+        max_scaled_down = (sum(rs.replicas for rs in dep.replica_sets) - min_available
+                           - max(0, current.replicas - current_ready))
+        if max_scaled_down > 0:
+            for rs in sorted(old, key=lambda r: (r.created_at, r.revision)):
+                unhealthy = sum(1 for p in pods if p.replica_set == rs.name and not p.ready)
+                take = min(rs.replicas, unhealthy, max_scaled_down)
+                if take:
+                    self._scale_rs(dep, rs, rs.replicas - take, now)
+                    max_scaled_down -= take
+            live = [rs for rs in old if rs.replicas > 0]
+            ready = sum(1 for p in pods if p.ready and (p.replica_set == current.name
+                                                         or any(p.replica_set == rs.name for rs in live)))
+            removable = ready - min_available
+            for rs in sorted(live, key=lambda r: (r.created_at, r.revision)):
+                take = max(0, min(rs.replicas, removable))
+                if take:
+                    self._scale_rs(dep, rs, rs.replicas - take, now)
+                    removable -= take
         for rs in dep.replica_sets:
             self._sync_pods(rs, now)
+
+    def _scale_rs(self, dep: Deployment, rs: ReplicaSet, replicas: int, now: float) -> None:
+        """scaleReplicaSet (pkg/controller/deployment/sync.go): every size change is an event."""
+        if replicas == rs.replicas:
+            return
+        direction = "up" if replicas > rs.replicas else "down"
+        self.events.add(now, "Normal", "ScalingReplicaSet", "Deployment", dep.name,
+                        f"Scaled {direction} replica set {rs.name} from {rs.replicas} to {replicas}")
+        rs.replicas = replicas
 
     def _recreate(self, dep: Deployment, current: ReplicaSet, old: list[ReplicaSet], now: float) -> None:
         """Recreate: every old pod goes before any new one starts, so two versions never serve
         at once (and nothing serves while the new version cannot start)."""
         for rs in sorted(old, key=lambda r: r.revision):
-            rs.replicas = 0
-            self.events.add(now, "Normal", "ScalingReplicaSet", "Deployment", dep.name,
-                            f"Scaled down replica set {rs.name} to 0")
+            self._scale_rs(dep, rs, 0, now)
             self._sync_pods(rs, now)
-        if any(p.replica_set != current.name for p in self.pods_of(dep.name)):
+        # recreate.go waits until no old pod is running, terminating ones included
+        if any(p.replica_set != current.name for p in self.pods.values() if p.deployment == dep.name):
             return
-        current.replicas = dep.replicas
+        self._scale_rs(dep, current, dep.replicas, now)
         self._sync_pods(current, now)
 
     def _sync_pods(self, rs: ReplicaSet, now: float) -> None:
-        mine = [p for p in self.pods.values() if p.replica_set == rs.name]
+        """The ReplicaSet controller (pkg/controller/replicaset/replica_set.go manageReplicas):
+        active pods only; SuccessfulCreate/SuccessfulDelete come from RealPodControl
+        (pkg/controller/controller_utils.go)."""
+        mine = [p for p in self.pods.values() if p.replica_set == rs.name and not p.terminating]
         if len(mine) > rs.replicas:
             mine.sort(key=lambda p: (p.ready, -p.created_at, p.name))
             for pod in mine[: len(mine) - rs.replicas]:
-                self.events.add(now, "Normal", "Killing", "Pod", pod.name,
-                                f"Stopping container {pod.deployment}")
-                self._delete_pod(pod)
+                self.delete_pod(pod, now)
+                self.events.add(now, "Normal", "SuccessfulDelete", "ReplicaSet", rs.name, f"Deleted pod: {pod.name}")
         for _ in range(rs.replicas - len(mine)):
             self._create_pod(rs, now)
 
@@ -245,6 +302,7 @@ class Cluster:
             ip=f"10.8.{list(self.nodes).index(node.name)}.{self._ip_counter % 250 + 2}",
         )
         self.pods[name] = pod
+        self.events.add(now, "Normal", "SuccessfulCreate", "ReplicaSet", rs.name, f"Created pod: {name}")
         self.events.add(now, "Normal", "Scheduled", "Pod", name,
                         f"Successfully assigned {self.namespace}/{name} to {node.name}")
 
@@ -252,7 +310,7 @@ class Cluster:
         want = parse_cpu(template.resources["requests"]["cpu"])
         best: tuple[float, str] | None = None
         for node in self.nodes.values():
-            if not node.ready:
+            if not node.condition_ready:
                 continue
             used = sum(parse_cpu(p.template.resources["requests"]["cpu"]) for p in self.pods.values() if p.node == node.name)
             if used + want > node.cpu:
@@ -261,16 +319,51 @@ class Cluster:
                 best = (used, node.name)
         return self.nodes[best[1]] if best else None
 
-    def _delete_pod(self, pod: Pod) -> None:
+    def delete_pod(self, pod: Pod, now: float, grace_seconds: int | None = None) -> None:
+        """Graceful deletion: the pod leaves its Service at once and its ReplicaSet stops counting
+        it; the kubelet sends SIGTERM ("Killing" event) and the pod object goes when the container
+        has exited, at most terminationGracePeriodSeconds later. None of the app's services delays
+        SIGTERM, so that is the kubelet's next sync; on an unreachable node the pod stays
+        Terminating until its kubelet returns."""
+        if pod.terminating:
+            return
+        if grace_seconds == 0:
+            # a forced deletion (--grace-period=0 --force, PodChaos pod-kill): gone at once
+            self._stop_container(pod)
+            self.pods.pop(pod.name, None)
+            return
+        pod.deleted_at = now
+        pod.ready = False
+        if self.nodes[pod.node].ready:
+            self.events.add(now, "Normal", "Killing", "Pod", pod.name,
+                            f"Stopping container {container_name(pod.deployment)}")
+            self._stop_container(pod)
+
+    def _stop_container(self, pod: Pod) -> None:
         if pod.instance is not None:
             self.runtime.stop(pod)
+        pod.instance = None
         pod.running = pod.ready = False
+
+    def _finish_deletion(self, pod: Pod, now: float) -> None:
+        node = self.nodes[pod.node]
+        if not node.ready or now <= pod.deleted_at:
+            return
+        if pod.running or pod.instance is not None:
+            self.events.add(now, "Normal", "Killing", "Pod", pod.name,
+                            f"Stopping container {container_name(pod.deployment)}")
+            self._stop_container(pod)
+            return
         self.pods.pop(pod.name, None)
 
     def _pod_lifecycle(self, pod: Pod, now: float) -> None:
+        if pod.terminating:
+            self._finish_deletion(pod, now)
+            return
         node = self.nodes[pod.node]
         if not node.ready:
-            if pod.ready:
+            # the kubelet is gone: nothing runs or reports until the node controller notices
+            if not node.condition_ready:
                 pod.ready = False
             return
         if not pod.running:
@@ -278,19 +371,24 @@ class Cluster:
             return
         if pod.memory_bytes > self.limit_bytes(pod):
             self.terminate(pod, "OOMKilled", 137, now)
+            self._restart_unless_backing_off(pod, now)
             return
         self._probe(pod, now)
 
     def _try_start(self, pod: Pod, now: float) -> None:
-        if pod.backoff_until is not None and now < pod.backoff_until:
-            return
+        """One kubelet sync of a pod whose container is not running (SyncPod in
+        pkg/kubelet/kuberuntime/kuberuntime_manager.go): crash-loop back-off first (doBackOff),
+        then the image (EnsureImageExists, pkg/kubelet/images/image_manager.go), then create and
+        start (startContainer, kuberuntime_container.go). Reasons: pkg/kubelet/events/event.go."""
         if pod.started_at is None and now < pod.created_at + CREATE_DELAY:
             return
-        if not self.runtime.image_exists(pod.template.image):
-            first = pod.waiting_reason != "ImagePullBackOff" and pod.waiting_reason != "ErrImagePull"
-            pod.waiting_reason = "ErrImagePull" if first else "ImagePullBackOff"
-            self.events.add(now, "Warning", "Failed", "Pod", pod.name,
-                            f'Failed to pull image "{pod.template.image}": rpc error: code = NotFound desc = failed to pull and unpack image "{pod.template.image}": not found')
+        container = container_name(pod.deployment)
+        if pod.backoff_until is not None and now < pod.backoff_until:
+            pod.waiting_reason = "CrashLoopBackOff"
+            self.events.add(now, "Warning", "BackOff", "Pod", pod.name,
+                            f"Back-off restarting failed container {container} in pod {_pod_desc(pod, self.namespace)}")
+            return
+        if not self._ensure_image(pod, now):
             return
         env = dict(pod.template.env)
         for var, (secret, key) in pod.template.secret_env.items():
@@ -305,6 +403,7 @@ class Cluster:
         restarted = pod.started_at is not None
         if restarted:
             pod.restart_count += 1
+            self._next_backoff(pod)
         pod.started_at = now
         pod.running = True
         pod.phase = "Running"
@@ -312,30 +411,78 @@ class Cluster:
         pod.ready = False
         pod.liveness_failures = pod.readiness_failures = 0
         pod.memory_bytes = 0.0
-        self.events.add(now, "Normal", "Started", "Pod", pod.name, f"Started container {pod.deployment}")
+        self.events.add(now, "Normal", "Created", "Pod", pod.name, f"Created container {container}")
+        self.events.add(now, "Normal", "Started", "Pod", pod.name, f"Started container {container}")
         try:
             self.runtime.start(pod)
         except ContainerCrash as crash:
             self.terminate(pod, "Error", 1, now, detail=str(crash))
+            self._restart_unless_backing_off(pod, now)
+
+    def _restart_unless_backing_off(self, pod: Pod, now: float) -> None:
+        """A container's exit wakes the kubelet (PLEG) at once: with no back-off entry yet the
+        restart happens in the same sync, else the sync reports CrashLoopBackOff. A restart sets
+        the entry, so this recurses at most once."""
+        if not pod.terminating and self.nodes[pod.node].ready:
+            self._try_start(pod, now)
+
+    def _ensure_image(self, pod: Pod, now: float) -> bool:
+        """EnsureImageExists with IfNotPresent: an image already on the node is not pulled again; a
+        failed pull is ErrImagePull and starts the image back-off (10 s doubling to 300 s), during
+        which each sync reports ImagePullBackOff instead of pulling."""
+        image = pod.template.image
+        node = self.nodes[pod.node]
+        if image in node.images:
+            self.events.add(now, "Normal", "Pulled", "Pod", pod.name,
+                            f'Container image "{image}" already present on machine')
+            return True
+        if pod.pull_backoff_until is not None and now < pod.pull_backoff_until:
+            pod.waiting_reason = "ImagePullBackOff"
+            self.events.add(now, "Normal", "BackOff", "Pod", pod.name, f'Back-off pulling image "{image}"')
+            self.events.add(now, "Warning", "Failed", "Pod", pod.name, "Error: ImagePullBackOff")
+            return False
+        self.events.add(now, "Normal", "Pulling", "Pod", pod.name, f'Pulling image "{image}"')
+        if not self.runtime.image_exists(image):
+            pod.waiting_reason = "ErrImagePull"
+            self.events.add(now, "Warning", "Failed", "Pod", pod.name,
+                            f'Failed to pull image "{image}": {_pull_error(image)}')
+            self.events.add(now, "Warning", "Failed", "Pod", pod.name, "Error: ErrImagePull")
+            pod.pull_backoff_seconds = BACKOFF_START if pod.pull_backoff_seconds == 0 else min(
+                BACKOFF_MAX, pod.pull_backoff_seconds * 2)
+            pod.pull_backoff_until = now + pod.pull_backoff_seconds
+            return False
+        size = _image_size(image)
+        took = f"{size / PULL_BYTES_PER_SECOND:.3f}".rstrip("0").rstrip(".") + "s"
+        self.events.add(now, "Normal", "Pulled", "Pod", pod.name,
+                        f'Successfully pulled image "{image}" in {took} ({took} including waiting). '
+                        f"Image size: {size} bytes.")
+        node.images.add(image)
+        pod.pull_backoff_seconds = 0.0
+        pod.pull_backoff_until = None
+        return True
+
+    def _next_backoff(self, pod: Pod) -> None:
+        """flowcontrol.Backoff.Next at a restart: 10 s the first time (or after the entry expired),
+        then doubling up to 300 s."""
+        finished = pod.last_termination["t"] if pod.last_termination else 0.0
+        expired = pod.backoff_updated_at is None or finished - pod.backoff_updated_at > BACKOFF_RESET_AFTER
+        pod.backoff_seconds = BACKOFF_START if expired else min(BACKOFF_MAX, pod.backoff_seconds * 2)
+        pod.backoff_updated_at = finished
 
     def terminate(self, pod: Pod, reason: str, exit_code: int, now: float, detail: str = "") -> None:
-        """The container exited; kubelet restarts it after the CrashLoopBackOff delay."""
-        if pod.started_at is not None and now - pod.started_at >= BACKOFF_RESET_AFTER:
-            pod.backoff_seconds = 0.0
-        pod.backoff_seconds = BACKOFF_START if pod.backoff_seconds == 0 else min(BACKOFF_MAX, pod.backoff_seconds * 2)
-        pod.backoff_until = now + pod.backoff_seconds
+        """The container exited. The kubelet restarts it at its next sync unless the crash-loop
+        back-off (keyed on the container, measured from its finish time) still runs: the first
+        restart is immediate, later ones wait 10 s, 20 s, ... 300 s. OOMKilled shows only in the
+        container status; the OOMKilling event is node-problem-detector's, which Kind lacks."""
+        in_backoff = pod.backoff_updated_at is not None and now - pod.backoff_updated_at <= BACKOFF_RESET_AFTER
+        pod.backoff_until = now + pod.backoff_seconds if in_backoff else None
         pod.running = pod.ready = False
-        pod.waiting_reason = "CrashLoopBackOff"
+        pod.waiting_reason = None
         pod.last_termination = {"reason": reason, "exitCode": exit_code, "t": now, "detail": detail}
         if pod.instance is not None:
             self.runtime.stop(pod)
         pod.instance = None
         pod.memory_bytes = 0.0
-        if reason == "OOMKilled":
-            self.events.add(now, "Warning", "OOMKilling", "Pod", pod.name,
-                            f"Memory cgroup out of memory: Killed process ({pod.deployment}) in container {pod.deployment}")
-        self.events.add(now, "Warning", "BackOff", "Pod", pod.name,
-                        f"Back-off restarting failed container {pod.deployment} in pod {pod.name}_{self.namespace}")
 
     def _probe(self, pod: Pod, now: float) -> None:
         probes = pod.template.probes
@@ -346,8 +493,9 @@ class Cluster:
             period = liveness.get("periodSeconds", 10)
             if pod.liveness_failures * 5.0 >= period * liveness.get("failureThreshold", 3):
                 self.events.add(now, "Normal", "Killing", "Pod", pod.name,
-                                f"Container {pod.deployment} failed liveness probe, will be restarted")
+                                f"Container {container_name(pod.deployment)} failed liveness probe, will be restarted")
                 self.terminate(pod, "Error", 143, now, detail="liveness probe failed")
+                self._restart_unless_backing_off(pod, now)
                 return
             self.events.add(now, "Warning", "Unhealthy", "Pod", pod.name,
                             f"Liveness probe failed: {self._probe_error(pod, liveness)}")
@@ -399,22 +547,37 @@ class Cluster:
             dep.rollout_complete_at = now
             dep.progressing_reason = "NewReplicaSetAvailable"
             dep.progress_since = now
+            self._cleanup_history(dep)
             return
         newest_ready = max((p.ready_at or -1e18 for p in ready_current), default=-1e18)
         if newest_ready > dep.progress_since:
             dep.progress_since = newest_ready
         if now - dep.progress_since > dep.progress_deadline_seconds and dep.progressing_reason != "ProgressDeadlineExceeded":
+            # only the Progressing condition turns False (pkg/controller/deployment/progress.go
+            # syncRolloutStatus); the controller records no event for it
             dep.progressing_reason = "ProgressDeadlineExceeded"
-            self.events.add(now, "Warning", "ProgressDeadlineExceeded", "Deployment", dep.name,
-                            f'Deployment "{dep.name}" has timed out progressing.')
 
     # --- nodes -----------------------------------------------------------------------------------
+    def _cleanup_history(self, dep: Deployment) -> None:
+        """cleanupDeployment (pkg/controller/deployment/sync.go), run once a rollout completes:
+        old ReplicaSets beyond revisionHistoryLimit, oldest revision first, are deleted if idle."""
+        current = dep.current_rs()
+        old = sorted((rs for rs in dep.replica_sets if rs is not current), key=lambda r: r.revision)
+        excess = len(old) - dep.revision_history_limit
+        for rs in old[:max(0, excess)]:
+            if rs.replicas == 0 and not any(p.replica_set == rs.name for p in self.pods.values()):
+                dep.replica_sets.remove(rs)
+
     def set_node_ready(self, name: str, ready: bool, now: float) -> None:
+        """The node's kubelet stops (or resumes) reporting. Going down is silent until the node
+        lifecycle controller's grace period runs out; coming back, the kubelet posts Ready."""
         node = self.nodes[name]
         node.ready = ready
         node.not_ready_since = None if ready else now
-        self.events.add(now, "Normal" if ready else "Warning", "NodeReady" if ready else "NodeNotReady",
-                        "Node", name, f"Node {name} status is now: {'NodeReady' if ready else 'NodeNotReady'}")
+        if ready:
+            if not node.condition_ready:
+                self.events.add(now, "Normal", "NodeReady", "Node", name, f"Node {name} status is now: NodeReady")
+            node.condition_ready = True
 
     def rollout_restart(self, name: str, now: float) -> ReplicaSet:
         """`kubectl rollout restart`: the same template stamped with the time, so a new revision
@@ -423,6 +586,29 @@ class Cluster:
         template = dep.template.copy()
         template.restarted_at = timestamp(now) or ""
         return self.change_template(name, template, dep.current_rs().change_cause, now)
+
+
+def _pod_desc(pod: Pod, namespace: str) -> str:
+    """format.Pod (pkg/kubelet/util/format/pod.go): name_namespace(uid)."""
+    return f"{pod.name}_{namespace}({pod_uid(pod.name, namespace)})"
+
+
+def _image_size(image: str) -> int:
+    """A plausible compressed image size, fixed by the image name (40-120 MB)."""
+    return 40_000_000 + int(hashlib.sha256(image.encode()).hexdigest()[:8], 16) % 80_000_000
+
+
+def _pull_error(image: str) -> str:
+    """containerd's answer for a tag the registry does not have (the CRI error the kubelet prints)."""
+    first, _, rest = image.partition("/")
+    if not rest:
+        ref = f"docker.io/library/{image}"
+    elif "." in first or ":" in first or first == "localhost":
+        ref = image
+    else:
+        ref = f"docker.io/{image}"
+    return (f'rpc error: code = NotFound desc = failed to pull and unpack image "{ref}": '
+            f'failed to resolve reference "{ref}": {ref}: not found')
 
 
 def _listen_port(env: Mapping[str, str], default: int) -> int:

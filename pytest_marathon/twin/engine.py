@@ -109,7 +109,8 @@ class Twin:
         self.telemetry = Telemetry(self.namespace)
         self.servers: dict[str, RedisServer] = {}
         self.down_datastores: set[str] = set()
-        self.cluster = Cluster(self.spec, self.seed, self.event_log, _Containers(self))
+        self.cluster = Cluster(self.spec, self.seed, self.event_log, _Containers(self),
+                               now=WARMUP_START - BOOT_SECONDS)
         self.chaos = Chaos(self.cluster, self.servers, self.down_datastores)
         self.runtime = Runtime(self.spec, self.cluster, rng_for(self.seed, "latency"), self.chaos.edge_effect,
                                self.servers, self.down_datastores)

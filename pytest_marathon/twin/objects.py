@@ -16,6 +16,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 EPOCH = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
+# The API server's default spec.revisionHistoryLimit for apps/v1 Deployments
+# (pkg/apis/apps/v1/defaults.go); the deployment controller deletes older idle ReplicaSets.
+REVISION_HISTORY_LIMIT = 10
 REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
 CHANGE_CAUSE_ANNOTATION = "kubernetes.io/change-cause"
 
@@ -60,7 +63,7 @@ class PodTemplate:
             for k, (s, key) in sorted(self.secret_env.items())
         ]
         container: dict[str, Any] = {
-            "name": name if name != "redis-cart" else "redis",
+            "name": container_name(name),
             "image": self.image,
             "ports": [{"containerPort": port, "protocol": "TCP"}],
             "env": env,
@@ -69,6 +72,18 @@ class PodTemplate:
         for kind, probe in sorted(self.probes.items()):
             container[f"{kind}Probe"] = probe_k8s(probe)
         return container
+
+
+def container_name(deployment: str) -> str:
+    """The name of a deployment's only container, as pod specs, events and metrics carry it."""
+    return deployment if deployment != "redis-cart" else "redis"
+
+
+def pod_uid(name: str, namespace: str) -> str:
+    """A UUID-shaped uid fixed by the pod's name (the API server draws random ones; the twin stays
+    deterministic)."""
+    h = hashlib.sha256(f"{namespace}/{name}".encode()).hexdigest()
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:32]}"
 
 
 def probe_k8s(probe: dict[str, Any]) -> dict[str, Any]:
@@ -113,6 +128,7 @@ class Deployment:
     max_surge: str = "25%"
     max_unavailable: str = "25%"
     progress_deadline_seconds: int = 600
+    revision_history_limit: int = REVISION_HISTORY_LIMIT
 
     def parse_strategy(self, strategy: Mapping[str, Any]) -> tuple[str, str, str]:
         """(type, maxSurge, maxUnavailable) a spec.strategy document (`{"type": "Recreate"}`, or
@@ -177,6 +193,11 @@ class Pod:
     last_termination: dict[str, Any] | None = None
     backoff_until: float | None = None
     backoff_seconds: float = 0.0
+    backoff_updated_at: float | None = None
+    pull_backoff_until: float | None = None
+    pull_backoff_seconds: float = 0.0
+    deleted_at: float | None = None
+    grace_seconds: int = 30
     env: dict[str, str] = field(default_factory=dict)
     listen_port: int = 0
     instance: Any = None
@@ -190,9 +211,19 @@ class Pod:
     utilisation: float = 0.0
     memory_bytes: float = 0.0
 
+    @property
+    def terminating(self) -> bool:
+        """Deleted (deletionTimestamp set) but not gone yet: no longer counted by its ReplicaSet."""
+        return self.deleted_at is not None
+
     def state_k8s(self) -> dict[str, Any]:
         if self.running:
             return {"running": {"startedAt": timestamp(self.started_at)}}
+        if self.waiting_reason is None and self.last_termination:
+            # exited and not yet restarted by the kubelet's next sync
+            return {"terminated": {"reason": self.last_termination["reason"],
+                                   "exitCode": self.last_termination["exitCode"],
+                                   "finishedAt": timestamp(self.last_termination["t"])}}
         return {"waiting": {"reason": self.waiting_reason or "ContainerCreating"}}
 
 
@@ -204,6 +235,11 @@ class Node:
     memory: int
     ready: bool = True
     not_ready_since: float | None = None
+    # The Ready condition as the node lifecycle controller last set it: it lags `ready` (whether
+    # the kubelet is alive) by the node-monitor grace period.
+    condition_ready: bool = True
+    unreachable_since: float = 0.0
+    images: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -242,6 +278,8 @@ def deployment_k8s(dep: Deployment, namespace: str, pods: list[Pod], now: float)
     if current and current.change_cause:
         annotations[CHANGE_CAUSE_ANNOTATION] = current.change_cause
     progressing_status = "False" if dep.progressing_reason == "ProgressDeadlineExceeded" else "True"
+    progressing_reason = dep.progressing_reason if not complete else "NewReplicaSetAvailable"
+    minimum = available >= dep.replicas - _unavailable_allowance(dep)
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -256,7 +294,7 @@ def deployment_k8s(dep: Deployment, namespace: str, pods: list[Pod], now: float)
             "replicas": dep.replicas,
             "selector": {"matchLabels": {"app": dep.name}},
             "progressDeadlineSeconds": dep.progress_deadline_seconds,
-            "revisionHistoryLimit": 10,
+            "revisionHistoryLimit": dep.revision_history_limit,
             "strategy": dep.strategy_k8s(),
             "template": _template_k8s(dep.name, dep.port, dep.template),
         },
@@ -270,20 +308,31 @@ def deployment_k8s(dep: Deployment, namespace: str, pods: list[Pod], now: float)
             "conditions": [
                 {
                     "type": "Available",
-                    "status": "True" if available >= dep.replicas - _unavailable_allowance(dep) else "False",
-                    "reason": "MinimumReplicasAvailable"
-                    if available >= dep.replicas - _unavailable_allowance(dep)
-                    else "MinimumReplicasUnavailable",
+                    "status": "True" if minimum else "False",
+                    "reason": "MinimumReplicasAvailable" if minimum else "MinimumReplicasUnavailable",
+                    "message": "Deployment has minimum availability." if minimum
+                    else "Deployment does not have minimum availability.",
                 },
                 {
                     "type": "Progressing",
                     "status": progressing_status,
-                    "reason": dep.progressing_reason if not complete else "NewReplicaSetAvailable",
+                    "reason": progressing_reason,
+                    "message": _progressing_message(progressing_reason, current.name if current else dep.name),
                     "lastUpdateTime": timestamp(dep.progress_since),
                 },
             ],
         },
     }
+
+
+def _progressing_message(reason: str, rs_name: str) -> str:
+    """The Progressing condition's message, as pkg/controller/deployment/util/deployment_util.go
+    and progress.go word it (a timed-out rollout is a condition, never an event)."""
+    return {
+        "NewReplicaSetAvailable": f'ReplicaSet "{rs_name}" has successfully progressed.',
+        "ProgressDeadlineExceeded": f'ReplicaSet "{rs_name}" has timed out progressing.',
+        "NewReplicaSetCreated": f'Created new replica set "{rs_name}"',
+    }.get(reason, f'ReplicaSet "{rs_name}" is progressing.')
 
 
 def _int_or_string(value: str) -> int | str:
@@ -365,11 +414,15 @@ def pod_k8s(pod: Pod, namespace: str, port: int) -> dict[str, Any]:
         "metadata": {
             "name": pod.name,
             "namespace": namespace,
+            "uid": pod_uid(pod.name, namespace),
             "labels": {"app": pod.deployment, "pod-template-hash": pod.replica_set.rsplit("-", 1)[-1]},
             "ownerReferences": [{"kind": "ReplicaSet", "name": pod.replica_set}],
             "creationTimestamp": timestamp(pod.created_at),
+            **({"deletionTimestamp": timestamp(pod.deleted_at + pod.grace_seconds),
+                "deletionGracePeriodSeconds": pod.grace_seconds} if pod.deleted_at is not None else {}),
         },
-        "spec": {"nodeName": pod.node, "containers": [container]},
+        "spec": {"nodeName": pod.node, "terminationGracePeriodSeconds": pod.grace_seconds,
+                 "containers": [container]},
         "status": {
             "phase": pod.phase,
             "podIP": pod.ip,
@@ -413,14 +466,17 @@ def node_k8s(node: Node, pods_on_node: int) -> dict[str, Any]:
             "name": node.name,
             "labels": {"topology.kubernetes.io/zone": node.zone, "kubernetes.io/hostname": node.name},
         },
-        "spec": {"taints": [] if node.ready else [{"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"}]},
+        # a node whose kubelet stops reporting becomes Ready=Unknown and is tainted unreachable
+        # (pkg/controller/nodelifecycle/node_lifecycle_controller.go)
+        "spec": {"taints": [] if node.condition_ready
+                 else [{"key": "node.kubernetes.io/unreachable", "effect": "NoExecute"}]},
         "status": {
             "allocatable": {"cpu": f"{node.cpu:g}", "memory": f"{node.memory // 1024**2}Mi", "pods": "110"},
             "conditions": [
                 {
                     "type": "Ready",
-                    "status": "True" if node.ready else "Unknown",
-                    "reason": "KubeletReady" if node.ready else "NodeStatusUnknown",
+                    "status": "True" if node.condition_ready else "Unknown",
+                    "reason": "KubeletReady" if node.condition_ready else "NodeStatusUnknown",
                 }
             ],
             "podCount": pods_on_node,

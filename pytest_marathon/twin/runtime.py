@@ -30,6 +30,11 @@ MAX_QUEUE_FACTOR = 200.0  # a saturated container: requests wait for many CFS pe
 # callers' deadlines cut it. A request waits behind (1 - limit/demand) of this backlog, so twice
 # the limit in demand (a hog, a limit cut below the load) costs seconds, as on a cluster.
 SATURATED_BACKLOG_MS = 8_000.0
+# CFS bandwidth control (Linux Documentation/scheduler/sched-bwc.rst): a container may run
+# limit x 100 ms in each 100 ms period. A request needing more CPU than one period's quota sits
+# out the rest of each period it exhausts, even when the container is idle on average; at the
+# 10m floor (1 ms per period) a 2 ms request takes a period longer.
+CFS_PERIOD_MS = 100.0
 ENTRY_DEADLINE_MS = 60_000.0
 # Nested RPC hops one user request may take. Real call graphs are a few hops deep; a service that
 # reaches itself (a misconfigured address, a loop in code) would otherwise recurse until Python's
@@ -237,7 +242,8 @@ class Runtime:
         method_spec = dep.methods.get(method)
         own_ms = (method_spec.base_ms if method_spec else 0.5) + ctx._work_ms
         pod.cpu_demand += own_ms / 1000.0 * self.weight
-        own_ms = (own_ms * self._queue_factor(pod) + self._throttled_wait_ms(pod)) * math.exp(self.rng.gauss(0.0, 0.25))
+        own_ms = (own_ms * self._queue_factor(pod) + self._throttled_wait_ms(pod)
+                  + self._quota_wait_ms(pod, own_ms)) * math.exp(self.rng.gauss(0.0, 0.25))
         total_ms = own_ms + ctx._elapsed_ms
         seconds = total_ms / 1000.0
         if dep.kind == "grpc":
@@ -273,6 +279,13 @@ class Runtime:
         if u >= 1.0:
             return min(MAX_QUEUE_FACTOR, 20.0 * u)
         return 1.0 / (1.0 - min(u, 0.95))
+
+    def _quota_wait_ms(self, pod: Pod, cpu_ms: float) -> float:
+        """The periods a request's own CPU time spans at the container's quota, less the first."""
+        quota_ms = self.cluster.limit_cores(pod) * CFS_PERIOD_MS
+        if cpu_ms <= quota_ms:
+            return 0.0
+        return (math.ceil(cpu_ms / quota_ms) - 1) * (CFS_PERIOD_MS - quota_ms)
 
     def _throttled_wait_ms(self, pod: Pod) -> float:
         """The backlog a request waits behind in a throttled container (none below the limit)."""
@@ -359,6 +372,10 @@ class Runtime:
         pod = self._pick(svc.selector)
         if pod is None:
             return svc.selector, None, "no healthy upstream"
+        if not self.cluster.nodes[pod.node].ready:
+            # the endpoint is still listed until the node-monitor grace period runs out, but
+            # nothing answers on the dead node
+            return svc.selector, None, f"dial tcp {pod.ip}:{svc.target_port}: i/o timeout"
         if pod.listen_port != svc.target_port:
             return svc.selector, None, f"dial tcp {pod.ip}:{svc.target_port}: connect: connection refused"
         return svc.selector, pod, None

@@ -68,7 +68,10 @@ def scrape_cluster(tel: Telemetry, cluster: Cluster, servers: dict[str, RedisSer
     for node in cluster.nodes.values():
         ids = (("node", node.name),)
         for status in ("true", "false", "unknown"):
-            value = (status == "true" and node.ready) or (status == "unknown" and not node.ready)
+            # kube-state-metrics reads the Ready condition, which lags a silent kubelet by the
+            # node-monitor grace period
+            ready = node.condition_ready
+            value = (status == "true" and ready) or (status == "unknown" and not ready)
             gauge(t, "kube_node_status_condition", (*ids, ("condition", "Ready"), ("status", status)), 1.0 if value else 0.0)
         gauge(t, "kube_node_status_allocatable", (*ids, ("resource", "cpu")), node.cpu)
         gauge(t, "kube_node_status_allocatable", (*ids, ("resource", "memory")), node.memory)
