@@ -6,7 +6,9 @@ runs with equal configs (and equal agent decisions) are the same run.
 
 from __future__ import annotations
 
+import hashlib
 import re
+import shlex
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -127,14 +129,43 @@ class RunConfig:
 
 
 def agent_slug(spec: str) -> str:
-    """A short id-safe name for an agent spec: `runbook`, `mypkg.Agent`, `cmd-python-agent.py`."""
+    """A short id-safe name for an agent spec: `runbook`, `mypkg.Agent`, `cmd-agent.py-1a2b3c`.
+
+    A `cmd:` agent is named by its program (the script, when an interpreter runs one) and a
+    digest of the whole command line, so two commands with the same interpreter, or the same
+    script with other arguments, get distinct test ids and bundle folders, and one command always
+    the same."""
     text = spec
     if text.startswith("cmd:"):
-        text = "cmd-" + text[4:].strip().strip("\"'").split()[0].rsplit("/", 1)[-1]
+        text = "cmd-" + _command_name(text[4:]) + "-" + _command_digest(text[4:])
     elif ":" in text:
         text = text.split(":", 1)[1]
     slug = re.sub(r"[^A-Za-z0-9_.]+", "-", text).strip("-")
     return slug or "agent"
+
+
+def _command_words(command: str) -> list[str]:
+    text = command.strip()
+    if len(text) > 1 and text[0] == text[-1] and text[0] in "\"'":
+        text = text[1:-1]  # cmd:"prog args" as typed in a shell that kept the quotes
+    try:
+        return shlex.split(text)
+    except ValueError:  # unbalanced quotes: the words as typed
+        return text.split()
+
+
+def _command_name(command: str) -> str:
+    """The script an interpreter runs (`python agent.py` -> `agent.py`), else the program."""
+    words = [word.rsplit("/", 1)[-1] for word in _command_words(command)] or ["agent"]
+    if len(words) > 1 and not words[1].startswith("-") and "." in words[1]:
+        return words[1]
+    return words[0]
+
+
+def _command_digest(command: str) -> str:
+    """Six hex digits of the command's words, so spacing and quoting do not change it."""
+    words = "\0".join(_command_words(command))
+    return hashlib.sha256(words.encode()).hexdigest()[:6]
 
 
 def scenario_slug(scenario: str) -> str:

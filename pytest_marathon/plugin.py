@@ -1,13 +1,16 @@
 """pytest hooks of pytest-marathon: options, one test item per run, fixtures, results.
 
-A marathon is a test: `-k`, `-m marathon`, `--lf` and `-n` work on it as on any test, its metrics
-are junit properties, thresholds and regressions fail it with the metric, value and bound. Under
-xdist each worker runs its share of the grid and ships the scored result to the controller inside
-the test report, where the leaderboard, JSON results, report and saves are produced once.
+A marathon is a test: `-k`, `-m marathon`, `--lf` and `-n` work on it as on any test, the id it
+prints re-runs it (`selection`), its metrics reach the junit file where the schema allows them
+(`ci.junit`), thresholds and regressions fail it with the metric, value and bound. Under xdist
+each worker runs its share of the grid and ships the scored result to the controller inside the
+test report, where the leaderboard, JSON results, report, OpenMetrics file, step summary and
+saves are produced once.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,10 +20,12 @@ import pytest
 from pytest_marathon.fixtures import marathon, marathon_backend, marathon_orchestrator
 from pytest_marathon.plugin_options import SETTINGS, MarathonSettings, add_options, read_settings
 from pytest_marathon.results import MarathonResult, invocation_failure
+from pytest_marathon.selection import GRID_NAME, narrow, take_selection
 
 __all__ = ["marathon", "marathon_backend", "marathon_orchestrator"]
 
 ITEM_RESULT = pytest.StashKey[MarathonResult]()
+PREVIOUS_BUNDLE = pytest.StashKey[str]()
 COMPARED = pytest.StashKey[Any]()
 
 
@@ -40,15 +45,8 @@ def pytest_configure(config: pytest.Config) -> None:
         except StorageError as exc:
             raise pytest.UsageError(f"--marathon-compare: {exc}") from None
     if settings.active:
+        take_selection(config)
         config.pluginmanager.register(MarathonSession(config, settings), "marathon-session")
-
-
-def _junit_xml(config: pytest.Config) -> Any:
-    """The junit writer, to add suite properties as `record_testsuite_property` does (that
-    fixture is session-scoped user API; hooks have no request to get it from)."""
-    from _pytest.junitxml import xml_key
-
-    return config.stash.get(xml_key, None)
 
 
 # collection ----------------------------------------------------------------------------------
@@ -81,6 +79,8 @@ class MarathonItem(pytest.Item):
             seed_salt=settings.seed_salt,
             **self.run,
         )
+        if run_config.bundle_dir.exists():  # the runner keeps it as `<run id>.prev`
+            self.stash[PREVIOUS_BUNDLE] = str(run_config.bundle_dir)
         result = run_marathon(
             run_config,
             progress=_progress_for(self.config),
@@ -88,12 +88,10 @@ class MarathonItem(pytest.Item):
             sign_key=settings.sign_key,
         )
         self.stash[ITEM_RESULT] = result
-        self.user_properties.append(("bundle", str(result.bundle)))
-        for name in sorted(result.metrics):
-            value = result.metrics[name]
-            self.user_properties.append((name, "" if value is None else value))
-        self.user_properties.append(("invocations_ok", result.invocations_ok))
-        self.user_properties.append(("invocations_failed", result.invocations_failed))
+        from pytest_marathon.ci.junit import legacy_family, metric_pairs
+
+        if legacy_family(self.config):  # only xunit1's schema has testcase properties
+            self.user_properties.extend(metric_pairs(result))
         problems = _threshold_failures(settings, result)
         invocations = invocation_failure(
             result, settings.max_failed_invocations, "--marathon-max-failed-invocations"
@@ -101,9 +99,13 @@ class MarathonItem(pytest.Item):
         if invocations is not None:
             problems.insert(0, invocations)
         compared = self.config.stash.get(COMPARED, None)
-        if compared is not None and settings.compare_fail:
+        if compared is not None:
+            from pytest_marathon.comparison import MarathonCompareWarning, no_counterpart_message
             from pytest_marathon.storage import regressions
 
+            unmatched = no_counterpart_message(result, compared)
+            if unmatched is not None:
+                warnings.warn(MarathonCompareWarning(unmatched), stacklevel=1)
             problems.extend(regressions(result, compared, settings.compare_fail))
         if problems:
             raise MarathonGateFailure("\n".join(problems))
@@ -155,7 +157,7 @@ class MarathonCollector(pytest.Collector):
                 for scenario in settings.scenarios:
                     for seed in settings.seeds:
                         run = {"app": app, "agent": agent, "seed": seed, "scenario": scenario}
-                        name = f"marathon[{RunConfig(**run).run_id}]"
+                        name = f"{GRID_NAME}[{RunConfig(**run).run_id}]"
                         items.append(
                             MarathonItem.from_parent(self, name=name, nodeid=name, run=run)
                         )
@@ -169,8 +171,8 @@ def pytest_collection_modifyitems(
     """Append the grid after the user's own tests (before -k/-m/--lf filter the list)."""
     if not config.stash[SETTINGS].active:
         return
-    collector = MarathonCollector.from_parent(session, name="marathon", nodeid="marathon")
-    items.extend(session.genitems(collector))
+    collector = MarathonCollector.from_parent(session, name=GRID_NAME, nodeid=GRID_NAME)
+    items.extend(narrow(config, list(session.genitems(collector))))
 
 
 # results -------------------------------------------------------------------------------------
@@ -178,10 +180,15 @@ def pytest_collection_modifyitems(
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[Any]:
-    """Attach the scored result to the call report: it travels from xdist workers as JSON."""
+    """Attach the run (every phase: junit's classname needs it from setup on), the scored result
+    and a replaced bundle to the reports: they travel from xdist workers as JSON."""
     report = yield
+    if isinstance(item, MarathonItem):
+        report.marathon_run = dict(item.run)
     if call.when == "call" and ITEM_RESULT in item.stash:
         report.marathon = item.stash[ITEM_RESULT].to_json()
+        if PREVIOUS_BUNDLE in item.stash:
+            report.marathon_previous = item.stash[PREVIOUS_BUNDLE]
     return report
 
 
@@ -194,17 +201,32 @@ class MarathonSession:
         self.settings = settings
         self.results: list[MarathonResult] = []
         self.notes: list[str] = []
+        self.previous: list[str] = []
+        self.failed = 0
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        xml = _junit_xml(self.config)
+        from pytest_marathon.ci.junit import junit_writer
+
+        xml = junit_writer(self.config)
         if xml is not None:
             for name, value in self.settings.suite_properties():
                 xml.add_global_property(name, value)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        from pytest_marathon.ci import junit
+
+        run = getattr(report, "marathon_run", None)
+        if run is not None:
+            junit.annotate_testcase(self.config, report, run)
+            self.failed += int(report.failed and report.when == "call")
         data = getattr(report, "marathon", None)
         if report.when == "call" and data:
-            self.results.append(MarathonResult.from_json(data))
+            result = MarathonResult.from_json(data)
+            self.results.append(result)
+            junit.record_result(self.config, report, result)
+            previous = getattr(report, "marathon_previous", None)
+            if previous:
+                self.previous.append(previous)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if hasattr(self.config, "workerinput") or not self.results:
@@ -223,22 +245,61 @@ class MarathonSession:
 
             write_report(settings.report_path, results)
             self.notes.append(f"marathon report written to {settings.report_path}")
+        if settings.openmetrics_path is not None:
+            from pytest_marathon.ci.openmetrics import write_openmetrics
+
+            write_openmetrics(settings.openmetrics_path, results)
+            self.notes.append(f"marathon OpenMetrics written to {settings.openmetrics_path}")
         if settings.save is not None:
             from pytest_marathon.storage import save_runs
 
-            saved = save_runs(settings.storage_dir, settings.save, results)
+            saved = save_runs(settings.storage_dir, settings.save, results,
+                              Path(self.config.invocation_params.dir))
             self.notes.append(f"marathon runs saved to {saved}")
+        from pytest_marathon.ci.step_summary import append_step_summary, markdown_summary
+
+        summary = append_step_summary(
+            markdown_summary(results, comparison=self._comparison(), failed=self.failed)
+        )
+        if summary is not None:
+            self.notes.append(f"marathon summary appended to {summary} ($GITHUB_STEP_SUMMARY)")
+
+    def _comparison(self) -> Any:
+        from pytest_marathon.comparison import compare
+
+        compared = self.config.stash.get(COMPARED, None)
+        return None if compared is None else compare(self.results, compared)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.results:
             return
         from pytest_marathon.results import format_leaderboard, leaderboard
+        from pytest_marathon.spread import format_table, has_spread, spread_rows
 
+        rows = leaderboard(self.results)
         terminalreporter.write_sep("=", "marathon leaderboard (mean over seeds)")
-        terminalreporter.write_line(format_leaderboard(leaderboard(self.results)))
-        compared = self.config.stash.get(COMPARED, None)
-        if compared is not None:
-            terminalreporter.write_line(f"compared with {compared.path}")
+        terminalreporter.write_line(format_leaderboard(rows))
+        if has_spread(self.results):
+            header, spread = spread_rows(self.results, [(row.agent, row.app) for row in rows])
+            terminalreporter.write_line("")
+            terminalreporter.write_line("spread across seeds: mean ± stdev (min–max)")
+            terminalreporter.write_line(format_table(header, spread))
+        comparison = self._comparison()
+        if comparison is not None:
+            terminalreporter.write_sep("-", "marathon compare: saved (old) → this session (new)")
+            terminalreporter.write_line(f"compared with {comparison.saved.describe()}")
+            terminalreporter.write_line(comparison.text())
+            if comparison.unmatched:
+                terminalreporter.write_line(
+                    f"WARNING: {len(comparison.unmatched)} run(s) had no saved counterpart and "
+                    f"were compared with nothing: {'; '.join(comparison.unmatched)}",
+                    yellow=True, bold=True,
+                )
+        for previous in self.previous:
+            terminalreporter.write_line(
+                f"marathon: the earlier bundle of {Path(previous).name} was kept as "
+                f"{previous}.prev (one earlier run is kept)"
+            )
         for note in self.notes:
             terminalreporter.write_line(note)
 

@@ -89,7 +89,20 @@ _OPTIONS: tuple[tuple[str, str, str, str], ...] = (
     ),
     ("--marathon-json", "marathon_json", "string", "write JSON results to this file"),
     ("--marathon-report", "marathon_report", "string", "write the HTML report to this file"),
-    ("--marathon-save", "marathon_save", "string", "save results under .marathon/saved as NAME"),
+    ("--marathon-save", "marathon_save", "string",
+     "save results as NAME in the storage folder (--marathon-storage)"),
+    (
+        "--marathon-storage",
+        "marathon_storage",
+        "string",
+        "folder of saved runs for --marathon-save and --marathon-compare (default .marathon/saved)",
+    ),
+    (
+        "--marathon-openmetrics",
+        "marathon_openmetrics",
+        "string",
+        "write the metrics as an OpenMetrics text file (GitLab's metrics report)",
+    ),
     (
         "--marathon-sign-key",
         "marathon_sign_key",
@@ -171,6 +184,8 @@ class MarathonSettings:
     storage_dir: Path
     json_path: Path | None
     report_path: Path | None
+    #: The OpenMetrics file for GitLab's metrics report (None: not written).
+    openmetrics_path: Path | None
     save: str | None
     compare: str | None
     compare_fail: tuple[CompareRule, ...]
@@ -289,10 +304,15 @@ def read_settings(config: pytest.Config) -> MarathonSettings:
         bundle_dir=_path(here, _value(config, "marathon_bundle_dir")) or marathon_dir / "bundles",
         max_failed_invocations=_failure_fraction(config),
         cache_dir=marathon_dir / "noop",
-        storage_dir=marathon_dir / "saved",
+        storage_dir=_path(here, _value(config, "marathon_storage")) or marathon_dir / "saved",
         json_path=_path(here, _value(config, "marathon_json")),
         report_path=_path(here, _value(config, "marathon_report")),
+<<<<<<< HEAD
         save=save,
+=======
+        openmetrics_path=_path(here, _value(config, "marathon_openmetrics")),
+        save=_value(config, "marathon_save"),
+>>>>>>> cireport
         compare=compare,
         compare_fail=tuple(rules),
         sign_key=sign_key,

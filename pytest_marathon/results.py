@@ -367,8 +367,12 @@ def format_leaderboard(rows: list[LeaderboardRow]) -> str:
 def write_results_json(
     path: Path, results: Iterable[MarathonResult], info: Mapping[str, Any]
 ) -> None:
-    """The `--marathon-json` file: configuration info, every run, and the leaderboard."""
+    """The `--marathon-json` file: configuration info, every run, and the leaderboard (with each
+    row's spread across its runs: n, mean, stdev, min, max per metric)."""
+    from pytest_marathon.spread import spreads
+
     ordered = sorted(results, key=lambda r: (r.agent, r.app, r.scenario, r.seed))
+    spread = spreads(ordered)
     document = {
         "info": dict(info),
         "runs": [result.to_json() for result in ordered],
@@ -380,6 +384,8 @@ def write_results_json(
                 "means": dict(row.means),
                 "invocations_ok": row.invocations_ok,
                 "invocations_total": row.invocations_total,
+                "spread": {name: value.to_json()
+                           for name, value in spread.get((row.agent, row.app), {}).items()},
             }
             for row in leaderboard(ordered)
         ],

@@ -42,6 +42,7 @@ from pytest_marathon.results import MarathonResult
 from pytest_marathon.run.baseline import DEFAULT_CACHE_DIR, NOOP_AGENT, cached_noop_bundle
 from pytest_marathon.run.completions import CompletionTracker
 from pytest_marathon.run.invoke import RevocableTools, call_with_budget
+from pytest_marathon.run.previous import keep_previous
 from pytest_marathon.run.progress import ProgressSink, ProgressState, SilentProgress
 from pytest_marathon.scoring import score_bundle
 
@@ -226,8 +227,7 @@ class _Marathon:
         orchestrator = Orchestrator(backend, schedule)
         engine = AlertEngine(load_rule_pack(config.app), backend.store, backend.namespace)
         bundle = config.bundle_dir
-        if bundle.exists():
-            shutil.rmtree(bundle)
+        keep_previous(bundle)  # never deleted: the run it replaces stays as `<run id>.prev`
         bundle.parent.mkdir(parents=True, exist_ok=True)
         # `schedule` and a salted run's salt are held: ground truth reaches the disk only at
         # sealing or closing (the manifest commits to the salt from the start).

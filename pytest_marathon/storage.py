@@ -1,10 +1,14 @@
 """Saved runs and the regression gate against them (pytest-benchmark style).
 
-`--marathon-save NAME` writes `.marathon/saved/<machine>/NNNN_NAME.json` with machine and
-release info; `--marathon-compare [NAME]` loads the newest (or a named) save; a
+`--marathon-save NAME` writes `<storage>/NNNN_NAME.json` (storage: `--marathon-storage`, default
+`.marathon/saved`) with machine and release info, the UTC time and the git commit of the folder
+pytest ran in; `--marathon-compare [NAME]` loads the newest (or a named) save; a
 `--marathon-compare-fail METRIC:TOLERANCE` rule fails each run that got worse than its saved
 counterpart by more than the tolerance (absolute `score:5`, relative `score:10%`). Scores are only
 comparable within one release, so a save from another release is refused, not silently used.
+The twin is deterministic, so a save is not filed per OS or Python version: a save made on one
+machine compares on any other (saves of earlier versions, filed under a per-machine folder, are
+still found).
 """
 
 from __future__ import annotations
@@ -12,7 +16,6 @@ from __future__ import annotations
 import json
 import platform
 import re
-import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,13 +40,6 @@ def machine_info() -> dict[str, Any]:
     }
 
 
-def machine_id() -> str:
-    bits = 64 if sys.maxsize > 2**32 else 32
-    impl = platform.python_implementation()
-    version = ".".join(platform.python_version_tuple()[:2])
-    return f"{platform.system()}-{impl}-{version}-{bits}bit"
-
-
 def check_save_name(name: str) -> str:
     """The save name, if it can name a file; checked when options are read, so a bad name stops
     pytest before any run instead of losing every finished run at the end."""
@@ -52,19 +48,33 @@ def check_save_name(name: str) -> str:
     return name
 
 
-def save_runs(root: Path, name: str, results: Iterable[MarathonResult]) -> Path:
-    """Write a numbered save and return its path."""
+def save_runs(
+    root: Path, name: str, results: Iterable[MarathonResult], source_dir: Path | None = None
+) -> Path:
+    """Write a numbered save and return its path; `source_dir` is where the commit is read."""
+    from pytest_marathon.provenance import provenance
+
     check_save_name(name)
-    folder = Path(root) / machine_id()
+    folder = Path(root)
     folder.mkdir(parents=True, exist_ok=True)
-    numbers = [int(p.name[:4]) for p in folder.glob("[0-9][0-9][0-9][0-9]_*.json")]
+    numbers = [int(p.name[:4]) for p in _saves(folder)]
     path = folder / f"{max(numbers, default=0) + 1:04d}_{name}.json"
     runs = {
         run_key(r): r.to_json() for r in sorted(results, key=run_key)
     }
-    document = {"machine_info": machine_info(), "release": RELEASE, "name": name, "runs": runs}
+    document = {"machine_info": machine_info(), "release": RELEASE, "name": name,
+                **provenance(Path(source_dir) if source_dir is not None else Path.cwd()),
+                "runs": runs}
     path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
     return path
+
+
+def _saves(folder: Path) -> list[Path]:
+    """Saves in `folder`, and in the per-machine subfolders earlier versions filed them in,
+    oldest first (by number, then by time written)."""
+    found = [*folder.glob("[0-9][0-9][0-9][0-9]_*.json"),
+             *folder.glob("*/[0-9][0-9][0-9][0-9]_*.json")]
+    return sorted(found, key=lambda p: (int(p.name[:4]), p.stat().st_mtime, str(p)))
 
 
 def run_key(result: MarathonResult) -> str:
@@ -76,12 +86,22 @@ def run_key(result: MarathonResult) -> str:
 class SavedRuns:
     path: Path
     runs: Mapping[str, Mapping[str, Any]]
+    #: When the save was made (UTC, ISO 8601) and the commit it was made from, when known.
+    saved_at: str | None = None
+    commit: str | None = None
+
+    def describe(self) -> str:
+        """`0001_base.json (saved 2026-12-01T16:30:43Z, commit 1a2b3c4d)` as far as known."""
+        facts = [f"saved {self.saved_at}" if self.saved_at else "",
+                 f"commit {self.commit[:12]}" if self.commit else ""]
+        facts = [fact for fact in facts if fact]
+        return f"{self.path}" + (f" ({', '.join(facts)})" if facts else "")
 
 
 def load_saved(root: Path, name: str | None) -> SavedRuns:
     """The newest save (name None or 'latest'), or the one whose number or name matches."""
-    folder = Path(root) / machine_id()
-    saves = sorted(folder.glob("[0-9][0-9][0-9][0-9]_*.json"))
+    folder = Path(root)
+    saves = _saves(folder) if folder.is_dir() else []
     if not saves:
         raise StorageError(f"no saved marathon runs under {folder} (save one with --marathon-save)")
     if name in (None, "latest"):
@@ -98,7 +118,7 @@ def load_saved(root: Path, name: str | None) -> SavedRuns:
             f"{path} was saved by {document.get('release')!r}; scores are only comparable "
             f"within one release ({RELEASE})"
         )
-    return SavedRuns(path, document["runs"])
+    return SavedRuns(path, document["runs"], document.get("saved_at"), document.get("commit"))
 
 
 @dataclass(frozen=True)

@@ -62,15 +62,15 @@ def test_run_passes_prints_leaderboard_and_writes_junit_and_json(
     tree = ET.parse(pytester.path / "out.xml")
     case = tree.find(f".//testcase[@name='{RUNBOOK_ID}']")
     assert case is not None
-    properties = {p.get("name"): p.get("value") for p in case.iter("property")}
-    for metric in ("score", "correlated", "located", "repaired", "risk", "degradation_pct"):
-        assert metric in properties
     suite = {p.get("name"): p.get("value") for p in tree.find(".//testsuite/properties")}
+    run_id = RUNBOOK_ID.removeprefix("marathon[").removesuffix("]")
+    for metric in ("score", "correlated", "located", "repaired", "risk", "degradation_pct"):
+        assert f"{run_id}.{metric}" in suite
     assert suite["marathon_agents"] == "runbook"
     assert suite["marathon_scenarios"] == "two-faults.yaml"
     data = json.loads((pytester.path / "results.json").read_text())
     (run,) = data["runs"]
-    assert run["metrics"]["score"] == float(properties["score"])
+    assert run["metrics"]["score"] == float(suite[f"{run_id}.score"])
     assert Path(run["bundle"], "manifest.json").is_file()
     assert sum(run["outcomes"].values()) == 2
     assert data["leaderboard"][0]["means"]["score"] == run["metrics"]["score"]
@@ -89,7 +89,7 @@ def test_save_then_compare_fail_gates_regressions(
 ) -> None:
     saved = pytester.runpytest_subprocess(*GRID, "--marathon-save=base")
     saved.assert_outcomes(passed=1)
-    (save,) = (pytester.path / ".marathon" / "saved").glob("*/0001_base.json")
+    (save,) = (pytester.path / ".marathon" / "saved").glob("0001_base.json")
     document = json.loads(save.read_text())
     assert document["machine_info"]["release"].startswith("pytest-marathon")
     same = pytester.runpytest_subprocess(

@@ -22,6 +22,7 @@ from pytest_marathon.results import (
     invocation_failure,
     parse_failure_fraction,
 )
+from pytest_marathon.run import saves
 from pytest_marathon.run.baseline import DEFAULT_CACHE_DIR
 
 
@@ -91,6 +92,7 @@ def register(subparsers: Any) -> None:
         metavar="FILE",
         help="YAML price table (USD per million tokens per model) replacing the built-in one",
     )
+<<<<<<< HEAD
     run.add_argument(
         "--seed-salt",
         metavar="SALT",
@@ -98,6 +100,9 @@ def register(subparsers: Any) -> None:
         "bundle commits to it and reveals it at sealing. Prefer the variable: an argument shows "
         "in the process list",
     )
+=======
+    saves.add_arguments(run)
+>>>>>>> cireport
     run.add_argument("--json", action="store_true", help="print the result as JSON")
     run.add_argument(
         "--alerts",
@@ -136,20 +141,34 @@ def _run(args: argparse.Namespace) -> int:
         seeds = parse_seeds([args.seed])
     except ConfigError as exc:
         return _fail(f"--seed: {exc}")
+    from pytest_marathon.storage import StorageError
+
+    try:
+        saved = saves.check(args)  # before any run: a bad name or a missing save costs none
+    except StorageError as exc:
+        return _fail(str(exc))
     results: list[Any] = []
+    finished: list[Any] = []
     worst = 0
     for seed in seeds:
-        code = _run_seed(args, seed, results)
+        code = _run_seed(args, seed, results, finished)
         worst = max(worst, code)
         if code not in (0, 1):  # a usage error or an interrupt stops the remaining seeds
             return code
     if args.json:
         payload = results[0] if len(results) == 1 else results
         print(json.dumps(payload, indent=2, sort_keys=True))
+    lines, warnings = saves.finish(args, finished, saved)
+    if lines:  # with --json, stdout stays one JSON document
+        print("\n".join(lines), file=sys.stderr if args.json else sys.stdout)
+    for warning in warnings:
+        print(f"pytest-marathon: {warning}", file=sys.stderr)
     return worst
 
 
-def _run_seed(args: argparse.Namespace, seed: int, results: list[Any]) -> int:
+def _run_seed(
+    args: argparse.Namespace, seed: int, results: list[Any], finished: list[Any]
+) -> int:
     from pytest_marathon.bundle import KeyFileError, load_private_key
     from pytest_marathon.config import RunConfig
     from pytest_marathon.run.progress import TerminalProgress
@@ -179,6 +198,7 @@ def _run_seed(args: argparse.Namespace, seed: int, results: list[Any]) -> int:
             load_price_table(args.price_table)
     except PriceTableError as exc:
         return _fail(f"--price-table: {exc}")
+    previous = None
     try:
         config = RunConfig(
             app=args.app,
@@ -193,6 +213,8 @@ def _run_seed(args: argparse.Namespace, seed: int, results: list[Any]) -> int:
             price_table=args.price_table,
             seed_salt=_seed_salt(args.seed_salt),
         )
+        if config.bundle_dir.exists():  # the runner keeps it as `<run id>.prev`
+            previous = config.bundle_dir
         result = run_marathon(
             config,
             progress=TerminalProgress(sys.stderr),
@@ -204,12 +226,15 @@ def _run_seed(args: argparse.Namespace, seed: int, results: list[Any]) -> int:
     except MarathonInterrupted as stop:
         print(f"pytest-marathon: {stop}", file=sys.stderr)
         return stop.exit_code
+    if previous is not None:
+        print(f"pytest-marathon: the earlier bundle was kept as {previous}.prev", file=sys.stderr)
     if args.json:
         results.append(result.to_json())
     else:
         print(summary(result))
         if args.alerts > 0:
             print(_alert_history(result.bundle, args.alerts))
+    finished.append(result)
     verdict = invocation_failure(result, max_failed, "--max-failed-invocations")
     if verdict is not None:  # the summary is still printed: the bundle is evidence either way
         print(f"pytest-marathon: {verdict}", file=sys.stderr)
