@@ -307,12 +307,8 @@ def read_settings(config: pytest.Config) -> MarathonSettings:
         storage_dir=_path(here, _value(config, "marathon_storage")) or marathon_dir / "saved",
         json_path=_path(here, _value(config, "marathon_json")),
         report_path=_path(here, _value(config, "marathon_report")),
-<<<<<<< HEAD
-        save=save,
-=======
         openmetrics_path=_path(here, _value(config, "marathon_openmetrics")),
-        save=_value(config, "marathon_save"),
->>>>>>> cireport
+        save=save,
         compare=compare,
         compare_fail=tuple(rules),
         sign_key=sign_key,

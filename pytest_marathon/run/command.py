@@ -92,7 +92,6 @@ def register(subparsers: Any) -> None:
         metavar="FILE",
         help="YAML price table (USD per million tokens per model) replacing the built-in one",
     )
-<<<<<<< HEAD
     run.add_argument(
         "--seed-salt",
         metavar="SALT",
@@ -100,9 +99,7 @@ def register(subparsers: Any) -> None:
         "bundle commits to it and reveals it at sealing. Prefer the variable: an argument shows "
         "in the process list",
     )
-=======
     saves.add_arguments(run)
->>>>>>> cireport
     run.add_argument("--json", action="store_true", help="print the result as JSON")
     run.add_argument(
         "--alerts",
