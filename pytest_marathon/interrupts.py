@@ -24,12 +24,10 @@ written; the session then exits with INTERRUPTED.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -52,8 +50,10 @@ class MarathonStopped(Exception):
 def stopped_message(run_id: str, reason: str, bundle: str | None, complete: bool) -> str:
     if bundle is None:
         return f"{run_id} interrupted ({reason}) before its run started: no bundle"
-    state = "its bundle is complete" if complete else "its bundle was closed incomplete"
-    return (f"{run_id} interrupted ({reason}): {state}: {bundle} "
+    if complete:
+        return (f"{run_id} interrupted ({reason}) while it was scored: its bundle is complete: "
+                f"{bundle} (score it with `pytest-marathon score`)")
+    return (f"{run_id} interrupted ({reason}): its bundle was closed incomplete: {bundle} "
             "(score it with `pytest-marathon score --allow-incomplete`)")
 
 
@@ -110,22 +110,24 @@ class SessionStops:
 
     # runs ---------------------------------------------------------------------------------------
 
-    def stopped(self, item: pytest.Item, exc: BaseException, bundle: Path | None
-                ) -> MarathonStopped:
+    def stopped(self, item: pytest.Item, exc: BaseException) -> MarathonStopped:
         """Note an interrupted run, stop the session after it, and the error its test fails with.
-        `bundle` is None when the signal came before the run was set up; the bundle is complete
-        when it came while the finished run was scored."""
+        Only the runner's `MarathonInterrupted` says a bundle was written (and whether it is
+        complete: the signal came while the finished run was scored); any other interruption
+        came before the run started."""
         stops = item.stash.get(_STOPS, None)
         if stops is not None:
             stops.mute()
         run_id = item.name.partition("[")[2].rstrip("]") or item.name
-        reason = getattr(exc, "reason", None) or (
-            "SIGTERM" if isinstance(exc, (Terminated, SessionTerminated)) else "SIGINT")
-        record = {"run_id": run_id, "reason": reason,
-                  "bundle": None if bundle is None or not bundle.is_dir() else str(bundle),
-                  "complete": bundle is not None and _is_complete(bundle)}
+        reason = str(getattr(exc, "reason", ""))
+        signame = "SIGTERM" if "SIGTERM" in reason or isinstance(
+            exc, (Terminated, SessionTerminated)) else "SIGINT"
+        recorded = bool(getattr(exc, "recorded", False))
+        record = {"run_id": run_id, "reason": signame,
+                  "bundle": str(exc.bundle) if recorded else None,  # type: ignore[attr-defined]
+                  "complete": bool(getattr(exc, "complete", False))}
         self.interrupted.append(record)
-        item.session.shouldstop = f"marathon {run_id} interrupted ({reason})"
+        item.session.shouldstop = f"marathon {run_id} interrupted ({signame})"
         return MarathonStopped(stopped_message(**record))
 
     @pytest.hookimpl(wrapper=True)
@@ -216,13 +218,6 @@ def _relinked(tb: Any) -> Any:
     for here, after in zip(kept, kept[1:] + [None], strict=True):
         here.tb_next = after
     return kept[0] if kept else None
-
-
-def _is_complete(bundle: Path) -> bool:
-    try:
-        return json.loads((bundle / "manifest.json").read_text()).get("status") == "complete"
-    except (OSError, ValueError, AttributeError):
-        return False
 
 
 def _send(pid: int, signum: int) -> None:

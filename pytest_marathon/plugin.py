@@ -29,7 +29,6 @@ __all__ = ["marathon", "marathon_backend", "marathon_orchestrator"]
 
 ITEM_RESULT = pytest.StashKey[MarathonResult]()
 PREVIOUS_BUNDLE = pytest.StashKey[str]()
-BUNDLE = pytest.StashKey[Path]()
 COMPARED = pytest.StashKey[Any]()
 
 
@@ -80,7 +79,7 @@ class MarathonItem(pytest.Item):
             stops = self.config.pluginmanager.get_plugin("marathon-stops")
             if stops is None:
                 raise
-            raise stops.stopped(self, exc, self.stash.get(BUNDLE, None)) from None
+            raise stops.stopped(self, exc) from None
 
     def _run(self) -> None:
         from pytest_marathon.config import RunConfig
@@ -99,7 +98,6 @@ class MarathonItem(pytest.Item):
         )
         if run_config.bundle_dir.exists():  # the runner keeps it as `<run id>.prev`
             self.stash[PREVIOUS_BUNDLE] = str(run_config.bundle_dir)
-        self.stash[BUNDLE] = run_config.bundle_dir
         result = run_marathon(
             run_config,
             progress=_progress_for(self.config),

@@ -50,11 +50,22 @@ class MarathonInterrupted(KeyboardInterrupt):
 
     A KeyboardInterrupt so that pytest stops the session as it does for Ctrl-C."""
 
-    def __init__(self, bundle: Path, reason: str, exit_code: int) -> None:
-        super().__init__(f"marathon interrupted ({reason}); incomplete bundle at {bundle}")
+    def __init__(
+        self, bundle: Path, reason: str, exit_code: int, *, recorded: bool = True,
+        complete: bool = False,
+    ) -> None:
+        if not recorded:
+            where = "before its bundle was started"
+        elif complete:
+            where = f"while it was scored; its bundle is complete: {bundle}"
+        else:
+            where = f"incomplete bundle at {bundle}"
+        super().__init__(f"marathon interrupted ({reason}); {where}")
         self.bundle = bundle
         self.reason = reason
         self.exit_code = exit_code
+        self.recorded = recorded  # False: stopped before the bundle existed (none was written)
+        self.complete = complete  # True: the run was recorded whole, its scoring was stopped
 
 
 def run_marathon(
@@ -78,7 +89,12 @@ def run_marathon(
         return MarathonResult(
             config.app, config.agent, config.scenario, config.seed, config.backend, bundle, {}
         )
-    return score_run(config, bundle, baseline_cache=baseline_cache, sign_key=sign_key)
+    try:
+        return score_run(config, bundle, baseline_cache=baseline_cache, sign_key=sign_key)
+    except (KeyboardInterrupt, Terminated) as exc:
+        if isinstance(exc, MarathonInterrupted):  # from recording a missing noop baseline
+            raise
+        raise _interrupted(config, exc, complete=True) from None
 
 
 def score_run(
@@ -150,12 +166,14 @@ def record_marathon(
             # closing is not interrupted: a second signal there would leave a bundle half-closed
             with stops.deferred(raise_pending=False):
                 marathon.close_incomplete(_reason(exc))
-            raise _interrupted(config, exc) from None
+            raise _interrupted(config, exc, recorded=marathon.recorder is not None) from None
         except BaseException as exc:
             with stops.deferred(raise_pending=False):
                 marathon.close_incomplete(f"error: {type(exc).__name__}: {exc}")
             if stops.pending is not None:
-                raise _interrupted(config, stop_exception(stops.pending)) from exc
+                raise _interrupted(
+                    config, stop_exception(stops.pending), recorded=marathon.recorder is not None
+                ) from exc
             raise
     return config.bundle_dir
 
@@ -164,9 +182,13 @@ def _reason(exc: BaseException) -> str:
     return "SIGTERM" if isinstance(exc, Terminated) else "interrupted (SIGINT)"
 
 
-def _interrupted(config: RunConfig, exc: BaseException) -> MarathonInterrupted:
+def _interrupted(
+    config: RunConfig, exc: BaseException, *, recorded: bool = True, complete: bool = False
+) -> MarathonInterrupted:
     code = 143 if isinstance(exc, Terminated) else 130
-    return MarathonInterrupted(config.bundle_dir, _reason(exc), code)
+    return MarathonInterrupted(
+        config.bundle_dir, _reason(exc), code, recorded=recorded, complete=complete
+    )
 
 
 def _check_bundle_folder(folder: Path) -> None:
