@@ -13,9 +13,11 @@ user is promised (README, "Interrupting a run"):
   130 (SIGINT) or 143 (SIGTERM); a session that ended before the signal arrived exits 0;
 * no traceback, internal error or pluggy warning in the output.
 
-`phase` records where the signal landed, seen from the bundle folder at that moment: `startup`
-(no bundle yet), `run` (a bundle is being recorded), `between` (no bundle running: scoring, or
-between runs) or `missed` (the session had already ended).
+`phase` records where the signal landed, seen from the bundle folder at that moment: `prestart`
+(pytest has not printed its header: Python and pytest are still starting, before the plugin is
+configured; the signal gets their default behaviour, as the README says, so only "no bundle" is
+checked), `startup` (no bundle yet), `run` (a bundle is being recorded), `between` (no bundle
+running: scoring, or between runs) or `missed` (the session had already ended).
 
 Run as a script for the acceptance numbers (CPU heavy; run it in the background):
 `python tests/signal_faults.py --trials 100 --seed 1 --out signal_faults.json`.
@@ -109,6 +111,12 @@ def command(mode: str, python: str) -> list[str]:
     return [python, "-m", "pytest", *GRID, "-p", "no:randomly", "-p", "no:cacheprovider", *extra]
 
 
+def _session_started(stdout: Path) -> bool:
+    """pytest prints its header once the plugins are configured; before that, Python and pytest
+    are still starting and the signal gets their default behaviour (README)."""
+    return "test session starts" in stdout.read_text(errors="replace")
+
+
 def _default_signals() -> None:
     """A session started from a background job inherits an ignored SIGINT; a user's has not."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -130,6 +138,8 @@ def run_trial(trial: Trial, python: str, noop_cache: Path, keep: Path | None = N
             time.sleep(trial.delay_s)
             if process.poll() is None:
                 trial.phase = phase_of(bundle_states(bundles))
+                if trial.mode != "cli" and not _session_started(workdir / "stdout"):
+                    trial.phase = "prestart"
                 process.send_signal(getattr(signal, trial.signal))
             else:
                 trial.phase = "missed"
@@ -154,6 +164,10 @@ def run_trial(trial: Trial, python: str, noop_cache: Path, keep: Path | None = N
 
 def check(trial: Trial, output: str, bundles: Path, python: str) -> None:
     trial.bundles = bundle_states(bundles)
+    if trial.phase == "prestart":  # documented: no run, no bundle, the default behaviour
+        if trial.bundles:
+            trial.problems.append(f"bundles written before the session started: {trial.bundles}")
+        return
     for name, status in trial.bundles.items():
         if name.endswith(".prev") or status == "complete":
             continue
