@@ -10,7 +10,7 @@ from pytest_marathon.agents.registry import list_agents
 def _run(args: argparse.Namespace) -> int:
     rows = [
         *list_agents(),
-        ("module:Class", "Any importable agent class (see docs/internals.md, Agents)"),
+        ("module:Class", "Any importable agent class (pytest-marathon docs agents)"),
         ('cmd:"<command>"', "Any program, run once per invocation with the tools over MCP"),
     ]
     width = max(len(name) for name, _ in rows)

@@ -18,6 +18,7 @@ _PACKAGE_COMMANDS = (
     "pytest_marathon.bundle.command",
     "pytest_marathon.run.mcp_command",
     "pytest_marathon.agents.command",
+    "pytest_marathon.docs_command",
 )
 
 

@@ -381,11 +381,11 @@ def write_results_json(
                 "agent": row.agent,
                 "app": row.app,
                 "runs": row.runs,
+                "spread": {name: value.to_json()
+                           for name, value in spread.get((row.agent, row.app), {}).items()},
                 "means": dict(row.means),
                 "invocations_ok": row.invocations_ok,
                 "invocations_total": row.invocations_total,
-                "spread": {name: value.to_json()
-                           for name, value in spread.get((row.agent, row.app), {}).items()},
             }
             for row in leaderboard(ordered)
         ],

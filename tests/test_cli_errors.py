@@ -4,6 +4,7 @@ ranges, plug-ins from the current directory, and the options the pytest plugin s
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -179,3 +180,22 @@ def test_the_plugin_refuses_a_bad_delta_or_budget_before_running(
     result = pytester.runpytest("--marathon-app=boutique", "--agent=noop", option)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*{option.split('=')[0]}*{needle}*"])
+
+
+def test_the_shipped_docs_are_listed_and_printed_as_the_cli_names_them() -> None:
+    from pytest_marathon.interface.tools import TOOLS
+
+    listed = cli("docs")
+    assert listed.returncode == 0, listed.stderr
+    names = {line.split()[0] for line in listed.stdout.splitlines()}
+    assert {"agents", "score-json", "internals"} <= names
+    agents = cli("docs", "agents")
+    assert agents.returncode == 0 and agents.stdout.startswith("# Writing an agent")
+    for tool in TOOLS:  # the guide names every tool an agent gets
+        assert f"`{tool.name}`" in agents.stdout, tool.name
+    # argparse wraps help text, also after a hyphen: join the lines back before looking
+    pointers = re.sub(r"-\s+", "-", " ".join((cli("score", "--help").stdout
+                                             + cli("agents").stdout).split()))
+    for page in ("score-json", "agents"):
+        assert f"pytest-marathon docs {page}" in pointers
+    one_line_error(cli("docs", "nope"), "nope", "agents")

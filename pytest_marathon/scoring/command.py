@@ -26,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--noop", metavar="BUNDLE", help="no-action bundle of the same release/app/scenario/seed"
     )
     parser.add_argument(
-        "--json", action="store_true", help="print the documented JSON (docs/score-json.md)"
+        "--json", action="store_true", help="print the documented JSON (pytest-marathon docs score-json)"
     )
     parser.add_argument(
         "--allow-incomplete",
