@@ -150,6 +150,7 @@ def run_trial(trial: Trial, python: str, noop_cache: Path, keep: Path | None = N
                 trial.exit_code = process.wait()
                 trial.problems.append("did not exit within 180 s of the signal")
         trial.wall_s = round(time.monotonic() - started, 1)
+        time.sleep(1.0)  # a worker orphaned by a killed controller writes after it exited
         output = (workdir / "stdout").read_text(errors="replace") + (
             workdir / "stderr").read_text(errors="replace")
         check(trial, output, bundles, python)
