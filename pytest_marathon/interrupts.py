@@ -26,8 +26,10 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -180,6 +182,12 @@ class SessionStops:
         if self._finishing is not None:
             self._finishing.__exit__(None, None, None)
             self._finishing = None
+        if _pytest_is_the_program(config) and threading.current_thread() is threading.main_thread():
+            # the summary is printed and the process is about to exit: a signal now ends it
+            # with INTERRUPTED instead of killing it (an in-process caller keeps its handlers)
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                if signal.getsignal(signum) in (signal.SIG_DFL, signal.default_int_handler):
+                    signal.signal(signum, _exit_interrupted)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.interrupted:
@@ -218,6 +226,26 @@ def _relinked(tb: Any) -> Any:
     for here, after in zip(kept, kept[1:] + [None], strict=True):
         here.tb_next = after
     return kept[0] if kept else None
+
+
+def _pytest_is_the_program(config: pytest.Config) -> bool:
+    """This session is the process's command line (`pytest ...`, `python -m pytest ...`), not
+    one run in-process by a caller (pytester, `pytest.main([...])`)."""
+    if list(config.invocation_params.args) != sys.argv[1:]:
+        return False
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    if spec is not None and spec.name in ("pytest", "pytest.__main__"):
+        return True
+    return bool(sys.argv) and Path(sys.argv[0]).name in ("pytest", "py.test")
+
+
+def _exit_interrupted(signum: int, frame: FrameType | None) -> None:
+    """Every output is written: flush and leave now (an exception raised here could land in an
+    atexit callback, where Python prints it and goes on)."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(int(pytest.ExitCode.INTERRUPTED))
 
 
 def _send(pid: int, signum: int) -> None:

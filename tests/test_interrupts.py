@@ -120,6 +120,30 @@ def test_ten_signals_in_a_tight_append_loop_each_leave_a_bundle_that_reads(tmp_p
         _assert_counts_match(bundle)
 
 
+def test_a_signal_after_the_summary_ends_the_session_with_interrupted(tmp_path: Path) -> None:
+    """The summary is printed, the process is exiting (here: an atexit callback still runs):
+    SIGTERM then exits 2, not killed by the signal and without a traceback."""
+    (tmp_path / "conftest.py").write_text("import atexit, time\natexit.register(time.sleep, 5)\n")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "--marathon-app=boutique", "--agent=runbook",
+         "--marathon-scenario=short-5", "-k", "nothing", "-p", "no:randomly",
+         "-p", "no:cacheprovider"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    assert process.stdout is not None
+    output = ""
+    while "deselected in" not in output:
+        line = process.stdout.readline()
+        assert line, output
+        output += line
+    time.sleep(0.5)
+    process.send_signal(signal.SIGTERM)
+    output += process.stdout.read()
+    assert process.wait(timeout=60) == pytest.ExitCode.INTERRUPTED
+    assert "Traceback" not in output
+
+
 AGENT = """\
 import os, signal
 from pathlib import Path
