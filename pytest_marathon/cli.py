@@ -51,15 +51,20 @@ def main(argv: Sequence[str] | None = None, prog: str = "pytest-marathon") -> in
     a bug still shows its traceback, and `MARATHON_TRACEBACK=1` shows it for every error."""
     from pytest_marathon.bundle import BundleError
 
-    parser = build_parser(prog)
-    args = parser.parse_args(list(argv) if argv is not None else None)
     try:
+        parser = build_parser(prog)
+        args = parser.parse_args(list(argv) if argv is not None else None)
         return int(args.func(args))
     except (ValueError, OSError, BundleError) as exc:
         if os.environ.get(TRACEBACK_ENV):
             raise
         print(f"pytest-marathon: error: {_one_line(exc)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: one line and the shell's code for it, no traceback
+        if os.environ.get(TRACEBACK_ENV):
+            raise
+        print("pytest-marathon: interrupted (SIGINT)", file=sys.stderr)
+        return 130
 
 
 def _one_line(exc: BaseException) -> str:

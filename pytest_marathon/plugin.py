@@ -10,6 +10,7 @@ saves are produced once.
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,8 +19,10 @@ from typing import Any
 import pytest
 
 from pytest_marathon.fixtures import marathon, marathon_backend, marathon_orchestrator
+from pytest_marathon.interrupts import MarathonStopped, SessionStops
 from pytest_marathon.plugin_options import SETTINGS, MarathonSettings, add_options, read_settings
 from pytest_marathon.results import MarathonResult, invocation_failure
+from pytest_marathon.run.stopping import Terminated
 from pytest_marathon.selection import GRID_NAME, narrow, take_selection
 
 __all__ = ["marathon", "marathon_backend", "marathon_orchestrator"]
@@ -47,6 +50,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if settings.active:
         take_selection(config)
         config.pluginmanager.register(MarathonSession(config, settings), "marathon-session")
+        stops = SessionStops(config)
+        config.pluginmanager.register(stops, "marathon-stops")
+        stops.install()
 
 
 # collection ----------------------------------------------------------------------------------
@@ -65,6 +71,17 @@ class MarathonItem(pytest.Item):
         self.add_marker("marathon")
 
     def runtest(self) -> None:
+        """Run, or on Ctrl-C/SIGTERM fail with one line naming the signal and the bundle and
+        stop the session after this test (`interrupts`)."""
+        try:
+            self._run()
+        except (KeyboardInterrupt, Terminated) as exc:
+            stops = self.config.pluginmanager.get_plugin("marathon-stops")
+            if stops is None:
+                raise
+            raise stops.stopped(self, exc) from None
+
+    def _run(self) -> None:
         from pytest_marathon.config import RunConfig
         from pytest_marathon.runner import run_marathon
 
@@ -114,7 +131,7 @@ class MarathonItem(pytest.Item):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         """A gate failure is its message alone (so the short summary names metric, value and
         bound); any other error is shown from `runtest` down, without pytest's own frames."""
-        if isinstance(excinfo.value, MarathonGateFailure):
+        if isinstance(excinfo.value, (MarathonGateFailure, MarathonStopped)):
             return str(excinfo.value)
         if not self.config.getoption("fulltrace", False):
             excinfo.traceback = excinfo.traceback.cut(path=Path(__file__))
@@ -186,6 +203,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = yield
     if isinstance(item, MarathonItem):
         report.marathon_run = dict(item.run)
+        if hasattr(item.config, "workerinput"):  # the controller passes a signal on to it
+            report.marathon_pid = os.getpid()
     if call.when == "call" and ITEM_RESULT in item.stash:
         report.marathon = item.stash[ITEM_RESULT].to_json()
         if PREVIOUS_BUNDLE in item.stash:

@@ -20,12 +20,9 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import tempfile
-import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,6 +46,7 @@ from pytest_marathon.run.completions import CompletionTracker
 from pytest_marathon.run.invoke import RevocableTools, call_with_budget
 from pytest_marathon.run.previous import keep_previous
 from pytest_marathon.run.progress import ProgressSink, ProgressState, SilentProgress
+from pytest_marathon.run.stopping import StopSignals, Terminated, stop_exception
 from pytest_marathon.scoring import score_bundle
 
 
@@ -57,17 +55,22 @@ class MarathonInterrupted(KeyboardInterrupt):
 
     A KeyboardInterrupt so that pytest stops the session as it does for Ctrl-C."""
 
-    def __init__(self, bundle: Path, reason: str, exit_code: int) -> None:
-        super().__init__(f"marathon interrupted ({reason}); incomplete bundle at {bundle}")
+    def __init__(
+        self, bundle: Path, reason: str, exit_code: int, *, recorded: bool = True,
+        complete: bool = False,
+    ) -> None:
+        if not recorded:
+            where = "before its bundle was started"
+        elif complete:
+            where = f"while it was scored; its bundle is complete: {bundle}"
+        else:
+            where = f"incomplete bundle at {bundle}"
+        super().__init__(f"marathon interrupted ({reason}); {where}")
         self.bundle = bundle
         self.reason = reason
         self.exit_code = exit_code
-
-
-class _Terminated(BaseException):
-    """SIGTERM arrived during a run. A BaseException, as KeyboardInterrupt is, because it is raised
-    wherever the main thread happens to be, usually inside the twin running service code, whose
-    `except Exception` would otherwise record it as a failed RPC and carry on."""
+        self.recorded = recorded  # False: stopped before the bundle existed (none was written)
+        self.complete = complete  # True: the run was recorded whole, its scoring was stopped
 
 
 def run_marathon(
@@ -98,9 +101,14 @@ def run_marathon(
         return MarathonResult(
             config.app, config.agent, config.scenario, config.seed, config.backend, bundle, {}
         )
-    return score_run(
-        config, bundle, baseline_cache=baseline_cache, sign_key=sign_key, progress=progress
-    )
+    try:
+        return score_run(
+            config, bundle, baseline_cache=baseline_cache, sign_key=sign_key, progress=progress
+        )
+    except (KeyboardInterrupt, Terminated) as exc:
+        if isinstance(exc, MarathonInterrupted):  # from recording a missing noop baseline
+            raise
+        raise _interrupted(config, exc, complete=True) from None
 
 
 def score_run(
@@ -172,21 +180,40 @@ def record_marathon(
     if isolation_required:
         require_isolation(agent, "isolation required")
     _check_bundle_folder(Path(config.out_dir))
+    stops = StopSignals()
     marathon = _Marathon(
-        config, agent, progress or SilentProgress(), sign_key=sign_key, hidden=hidden
+        config, agent, progress or SilentProgress(), sign_key=sign_key, hidden=hidden, stops=stops
     )
-    try:
-        with _sigterm_raises():
+    with stops:
+        try:
             marathon.run()
-    except (KeyboardInterrupt, _Terminated) as exc:
-        reason = "SIGTERM" if isinstance(exc, _Terminated) else "interrupted (SIGINT)"
-        marathon.close_incomplete(reason)
-        code = 143 if isinstance(exc, _Terminated) else 130
-        raise MarathonInterrupted(config.bundle_dir, reason, code) from None
-    except BaseException as exc:
-        marathon.close_incomplete(f"error: {type(exc).__name__}: {exc}")
-        raise
+        except (KeyboardInterrupt, Terminated) as exc:
+            # closing is not interrupted: a second signal there would leave a bundle half-closed
+            with stops.deferred(raise_pending=False):
+                marathon.close_incomplete(_reason(exc))
+            raise _interrupted(config, exc, recorded=marathon.recorder is not None) from None
+        except BaseException as exc:
+            with stops.deferred(raise_pending=False):
+                marathon.close_incomplete(f"error: {type(exc).__name__}: {exc}")
+            if stops.pending is not None:
+                raise _interrupted(
+                    config, stop_exception(stops.pending), recorded=marathon.recorder is not None
+                ) from exc
+            raise
     return config.bundle_dir
+
+
+def _reason(exc: BaseException) -> str:
+    return "SIGTERM" if isinstance(exc, Terminated) else "interrupted (SIGINT)"
+
+
+def _interrupted(
+    config: RunConfig, exc: BaseException, *, recorded: bool = True, complete: bool = False
+) -> MarathonInterrupted:
+    code = 143 if isinstance(exc, Terminated) else 130
+    return MarathonInterrupted(
+        config.bundle_dir, _reason(exc), code, recorded=recorded, complete=complete
+    )
 
 
 def _check_bundle_folder(folder: Path) -> None:
@@ -199,24 +226,6 @@ def _check_bundle_folder(folder: Path) -> None:
         raise ConfigError(f"cannot create the bundle folder {folder}: {exc.strerror or exc}") from None
     if not os.access(folder, os.W_OK | os.X_OK):
         raise ConfigError(f"cannot write in the bundle folder {folder}")
-
-
-@contextmanager
-def _sigterm_raises() -> Iterator[None]:
-    """Turn SIGTERM into an exception so the bundle is closed like on Ctrl-C (main thread only:
-    signal handlers cannot be installed elsewhere, e.g. in a library caller's worker thread)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum: int, frame: object) -> None:
-        raise _Terminated()
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 #: Streams the recorder keeps in memory until the bundle is finished: the answer key.
@@ -244,6 +253,8 @@ class _Marathon:
     metering: Any = None  # the run's metering proxy; None for an agent that uses no model
     hidden: tuple[Path, ...] = ()
     isolation: RunIsolation | None = None
+    stops: StopSignals = field(default_factory=StopSignals)
+    session: Any = None
 
     def run(self) -> None:
         config = self.config
@@ -254,18 +265,22 @@ class _Marathon:
         orchestrator = Orchestrator(backend, schedule)
         engine = AlertEngine(load_rule_pack(config.app), backend.store, backend.namespace)
         bundle = config.bundle_dir
-        keep_previous(bundle)  # never deleted: the run it replaces stays as `<run id>.prev`
         bundle.parent.mkdir(parents=True, exist_ok=True)
         # `schedule` and a salted run's salt are held: ground truth reaches the disk only at
         # sealing or closing (the manifest commits to the salt from the start).
         reveal = {} if config.run_salt is None else {"seed_salt": config.run_salt}
-        self.recorder = Recorder(
-            bundle, self._manifest(), sign_key=self.sign_key, hold=HELD_STREAMS, reveal=reveal
-        )
+        with self.stops.deferred():  # a folder exists only with its first manifest written
+            keep_previous(bundle)  # never deleted: the run it replaces stays as `<run id>.prev`
+            self.recorder = Recorder(
+                bundle, self._manifest(), sign_key=self.sign_key, hold=HELD_STREAMS, reveal=reveal
+            )
         self.completions = CompletionTracker(backend)
+        # tool calls may come from an agent's thread or the MCP server's: they are recorded only
+        # while the bundle is open, and one arriving after it was closed is dropped
         session = ToolSession(
-            backend, alerts=engine.history, sink=self._append, mutation_cap=config.mutation_cap
+            backend, alerts=engine.history, sink=self._append_late, mutation_cap=config.mutation_cap
         )
+        self.session = session
         client = InProcessClient(session)
         self.metering = start_metering(self.agent, config)
         server = (  # a fixed port only when the agent asks for one (`pytest-marathon mcp --speed`)
@@ -314,12 +329,17 @@ class _Marathon:
             if self.metering is not None:
                 self.metering.close()
             shutil.rmtree(workspace, ignore_errors=True)
-        self.recorder.seal()
+        with self.stops.deferred():  # sealed whole; a signal meanwhile is raised right after
+            self.recorder.seal()
         self.progress.finish("")
 
     def close_incomplete(self, reason: str) -> None:
+        """Close the bundle as incomplete: first refuse further tool calls (waiting for one in
+        flight, so its records are in), then close; the recorder drops anything later."""
+        if self.session is not None:
+            self.session.end_invocation()
         self.progress.finish(f"{self.config.run_id}: stopped ({reason})")
-        if self.recorder is not None:
+        if self.recorder is not None and self.recorder.state == "running":
             self.recorder.close_incomplete(reason)
 
     def _invoke(
@@ -383,7 +403,12 @@ class _Marathon:
             },
         )
 
-    def _append(self, stream: str, record: Mapping[str, Any]) -> None:
+    def _append_late(self, stream: str, record: Mapping[str, Any]) -> None:
+        """The tool session's sink: like `_append` while the bundle is open, a no-op after."""
+        if self.recorder.state == "running":
+            self._append(stream, record, late=True)
+
+    def _append(self, stream: str, record: Mapping[str, Any], *, late: bool = False) -> None:
         if stream == "schedule":
             self.active[record["fault_id"]] = float(record["revert_at"])
         elif stream == "alerts":
@@ -393,7 +418,10 @@ class _Marathon:
                 self.firing.discard(record["alert_id"])
         elif stream == "interventions" and self.completions is not None:
             self.completions.watch(record)
-        self.recorder.append(stream, record)
+        if late:
+            self.recorder.try_append(stream, record)
+        else:
+            self.recorder.append(stream, record)
 
     def _show(self, t: float, horizon: float, n: int, invocations: int) -> None:
         active = sum(1 for revert_at in self.active.values() if revert_at > t)

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import stat
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
@@ -51,16 +53,27 @@ class _StreamWriter:
     """One append-only JSONL file with the hashes the manifest needs, updated per line.
 
     A held writer keeps its records in memory until `release()`; the hashes only ever cover what
-    is on disk, so the manifest cannot vouch for a line that was never written."""
+    is on disk, so the manifest cannot vouch for a line that was never written.
+
+    A line counts once its bytes are written *and* its accounting (hashes, line count, size) is
+    stored, which is one attribute assignment: Ctrl-C lands between bytecodes, so it sees either
+    the old or the new accounting, never half of it. A line whose write was cut off (or written
+    but not yet counted) is cut from the file by `close()`, which truncates the file to the
+    counted size: the file always holds exactly what the manifest counts."""
 
     def __init__(self, path: Path, *, held: bool = False) -> None:
         self.path = path
         self.handle: IO[bytes] = path.open("xb")
-        self.file_hash = hashlib.sha256()
-        self.content_hash = hashlib.sha256()
-        self.lines = 0
-        self.size = 0
+        self._count = _Count(hashlib.sha256(), hashlib.sha256(), 0, 0)
         self.held: list[tuple[bytes, bytes]] | None = [] if held else None
+
+    @property
+    def lines(self) -> int:
+        return self._count.lines
+
+    @property
+    def content_hash(self) -> Any:
+        return self._count.content_hash
 
     def append(self, record: dict[str, Any]) -> None:
         """Write now, or keep for `release()` when held. A held record is serialised now, so a
@@ -78,16 +91,34 @@ class _StreamWriter:
         for line in held:
             self._write(*line)
 
+    def close(self) -> None:
+        """Close the file holding exactly the counted lines (see the class docstring)."""
+        try:
+            self.handle.truncate(self._count.size)
+        finally:
+            self.handle.close()
+
     def _write(self, line: bytes, content: bytes) -> None:
+        count = self._count
+        file_hash, content_hash = count.file_hash.copy(), count.content_hash.copy()
+        file_hash.update(line)
+        content_hash.update(content)
         self.handle.write(line)
         self.handle.flush()
-        self.file_hash.update(line)
-        self.content_hash.update(content)
-        self.lines += 1
-        self.size += len(line)
+        self._count = _Count(file_hash, content_hash, count.lines + 1, count.size + len(line))
 
     def entry(self) -> dict[str, Any]:
-        return {"sha256": self.file_hash.hexdigest(), "lines": self.lines, "bytes": self.size}
+        count = self._count
+        return {"sha256": count.file_hash.hexdigest(), "lines": count.lines, "bytes": count.size}
+
+
+class _Count(NamedTuple):
+    """What the manifest says of one stream; replaced whole, never updated in place."""
+
+    file_hash: Any
+    content_hash: Any
+    lines: int
+    size: int
 
 
 class Recorder:
@@ -133,32 +164,55 @@ class Recorder:
         self._base = dict(manifest)
         self._reveal = reveal
         self._sign_key = sign_key
-        self._writers = {
-            s: _StreamWriter(self.directory / file_name(s), held=s in hold) for s in STREAMS
-        }
-        self._state = "running"
-        self._write_manifest({"status": "running", "complete": False, "sealed": False})
+        # Appends may come from other threads (an agent's tool calls, the MCP server); the lock
+        # makes "check the state, write the line" and "stop appending, close" one step each, so
+        # nothing is appended once closing has begun and the manifest counts what is on disk.
+        self._lock = threading.RLock()
+        self._writers: dict[str, _StreamWriter] = {}
+        try:
+            for s in STREAMS:
+                self._writers[s] = _StreamWriter(self.directory / file_name(s), held=s in hold)
+            self._state = "running"
+            self._write_manifest({"status": "running", "complete": False, "sealed": False})
+        except BaseException:  # e.g. Ctrl-C: leave no folder without a manifest behind
+            for writer in self._writers.values():
+                writer.handle.close()
+            if not (self.directory / MANIFEST).exists():
+                shutil.rmtree(self.directory, ignore_errors=True)
+            raise
 
     @property
     def path(self) -> Path:
         return self.directory
 
+    @property
+    def state(self) -> str:
+        """`running`, `closing`, `sealed` or `closed incomplete`."""
+        return self._state
+
     def append(self, stream: str, record: dict[str, Any]) -> None:
         """Write one record to `stream` now (flushed), or keep it until the bundle is finished if
-        the stream is held; refuses after the bundle is closed."""
+        the stream is held; refuses (BundleError) once sealing or closing has begun."""
+        if not self.try_append(stream, record):
+            raise BundleError(f"bundle {self.directory} is already {self._state}; cannot append")
+
+    def try_append(self, stream: str, record: dict[str, Any]) -> bool:
+        """`append`, but a record arriving after sealing or closing began is dropped (False):
+        for writers on other threads that may outlive the run (a late tool call)."""
         check_stream(stream)
         if not isinstance(record, dict):
             raise ValueError(f"a {stream} record must be a dict, got {type(record).__name__}")
-        if self._state != "running":
-            raise BundleError(f"bundle {self.directory} is already {self._state}; cannot append")
-        self._writers[stream].append(record)
+        with self._lock:
+            if self._state != "running":
+                return False
+            self._writers[stream].append(record)
+            return True
 
     def seal(self, sign_key: Ed25519PrivateKey | None = None) -> str:
         """Finish a complete run: hashes into the manifest, files read-only; returns the
         content digest. Signs with `sign_key`, else with the constructor's key, if any."""
         _check_sign_key(sign_key)
         key = sign_key if sign_key is not None else self._sign_key
-        self._require_running()
         digest = self._finish()
         written = self._write_manifest(
             {
@@ -178,7 +232,6 @@ class Recorder:
 
     def close_incomplete(self, reason: str) -> None:
         """Finish an interrupted run: a valid, unsealed manifest marked incomplete."""
-        self._require_running()
         digest = self._finish()
         self._write_manifest(
             {
@@ -208,15 +261,15 @@ class Recorder:
         else:
             self.close_incomplete(f"{exc_type.__name__}: {exc}")
 
-    def _require_running(self) -> None:
-        if self._state != "running":
-            raise BundleError(f"bundle {self.directory} is already {self._state}")
-
     def _finish(self) -> str:
-        """Write the held streams, close every file and return the content digest."""
+        """Stop appends, write the held streams, close every file, return the content digest."""
+        with self._lock:
+            if self._state != "running":
+                raise BundleError(f"bundle {self.directory} is already {self._state}")
+            self._state = "closing"
         for writer in self._writers.values():
             writer.release()
-            writer.handle.close()
+            writer.close()
         return combine_stream_digests(
             {s: self._writers[s].content_hash.hexdigest() for s in DETERMINISTIC_STREAMS}
         )

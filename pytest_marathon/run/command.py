@@ -135,7 +135,21 @@ def register(subparsers: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    """One marathon per seed, one after another; the exit code is the worst of them."""
+    """One marathon per seed, one after another; the exit code is the worst of them. Ctrl-C or
+    SIGTERM stops it with 130 or 143 and one line (the bundle of a run it stopped is closed
+    incomplete; the summaries of the seeds that finished were printed as they finished)."""
+    from pytest_marathon.run.stopping import StopSignals, Terminated
+
+    try:
+        with StopSignals():
+            return _run_seeds(args)
+    except (KeyboardInterrupt, Terminated) as exc:
+        name = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
+        print(f"pytest-marathon: interrupted ({name}) while no run was being recorded", file=sys.stderr)
+        return 143 if isinstance(exc, Terminated) else 130
+
+
+def _run_seeds(args: argparse.Namespace) -> int:
     from pytest_marathon.config import ConfigError, available_apps, parse_seeds
 
     if args.app not in available_apps():
