@@ -63,9 +63,10 @@ class Sandbox:
             relay_args = [f"{RELAY_MOUNT}/{port}.sock={port}" for port in sorted(self.relays)]
             command = [sys.executable, "-I", "-S", str(INNER), *relay_args, "--", *argv]
         programs = [program, sys.executable, *(a for a in argv[1:] if _is_program(a))]
+        scripts = [Path(a).parent for a in argv[1:] if _is_script(a)]
         return [
             sandbox_support().bwrap or "bwrap",
-            *self.mounts(programs=programs),
+            *self.mounts(programs=programs, folders=scripts),
             *namespace_flags(),
             "--chdir",
             str(cwd or self.workspace),
@@ -73,13 +74,14 @@ class Sandbox:
             *command,
         ]
 
-    def mounts(self, programs: Sequence[str] = ()) -> list[str]:
-        """bwrap's mount arguments; later ones are mounted over earlier ones."""
+    def mounts(self, programs: Sequence[str] = (), folders: Sequence[Path] = ()) -> list[str]:
+        """bwrap's mount arguments; later ones are mounted over earlier ones. `folders`: the
+        folders of scripts the command names (`python /tmp/x/agent.py`), shown read-only."""
         roots = hidden_roots()
         args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         for root in roots:
             args += ["--tmpfs", str(root)]
-        for place in [*runtime_dirs(programs), *self.readable]:
+        for place in [*runtime_dirs(programs), *self.readable, *folders]:
             if inside(place, roots):
                 args += ["--ro-bind", str(place), str(place)]
         for secret in secret_dirs(self.hidden):
@@ -91,6 +93,13 @@ class Sandbox:
             args += ["--ro-bind", str(directory.pop()), RELAY_MOUNT]
         workspace = str(self.workspace.resolve())
         return [*args, "--bind", workspace, workspace]
+
+
+def _is_script(arg: str) -> bool:
+    """An absolute path to a file that is not executable among the arguments: a script its
+    interpreter runs. Only its own folder is shown again (the secret folders stay hidden over
+    it), not the folder above, which for a script in the home would be the whole home."""
+    return os.path.isabs(arg) and os.path.isfile(arg) and not os.access(arg, os.X_OK)
 
 
 def _is_program(arg: str) -> bool:
