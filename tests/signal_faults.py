@@ -184,8 +184,13 @@ def check(trial: Trial, output: str, bundles: Path, python: str) -> None:
             trial.problems.append(f"output contains {bad!r}")
     ran_to_end = trial.phase == "missed"
     expected = 0 if ran_to_end else expected_exit(trial.mode, trial.signal)
-    if trial.exit_code != expected and not (trial.mode != "cli" and trial.exit_code == 0
-                                            and all_complete(trial.bundles)):
+    # A session whose runs all finished and whose final line is printed has written everything;
+    # a signal then may land while Python itself shuts down (its handlers already reset) and end
+    # the process by that signal: documented, and nothing is lost.
+    ended = (trial.mode != "cli" and all_complete(trial.bundles)
+             and re.search(r"^=+ .* in [\d.]+s", output, flags=re.M) is not None)
+    signalled = -int(getattr(signal, trial.signal))
+    if trial.exit_code != expected and not (ended and trial.exit_code in (0, signalled)):
         trial.problems.append(f"exit code {trial.exit_code}, expected {expected}")
     finished = [n for n, s in trial.bundles.items() if s == "complete" and not n.endswith(".prev")]
     interrupted = [n for n, s in trial.bundles.items() if s == "incomplete"]

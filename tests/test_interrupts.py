@@ -170,8 +170,15 @@ class StopsSecondRun:
                 pass
         ctx.tools.call("get_alerts")
         if not self.first and self.calls == 2:
-            target = os.getppid() if os.environ.get("STOP_PARENT") else os.getpid()
+            # a plug-in runs in a child of the runner (unsandboxed here, so it can see it):
+            # the runner is its parent, and under xdist the controller is the runner's parent
+            runner = os.getppid()
+            target = _parent_of(runner) if os.environ.get("STOP_PARENT") else runner
             os.kill(target, getattr(signal, os.environ["STOP_SIGNAL"]))
+
+
+def _parent_of(pid):
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
 """
 GRID = ["--marathon-app=boutique", "--marathon-scenario=short-5", "--marathon-seed=1-2",
         "--agent=stopping_agent:StopsSecondRun", "-p", "no:cacheprovider", "-p", "no:randomly"]
@@ -183,6 +190,9 @@ def _session(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, signame
     monkeypatch.setenv("PYTHONPATH", str(pytester.path))
     monkeypatch.setenv("STOP_MARKER", str(pytester.path / "first-run"))
     monkeypatch.setenv("STOP_SIGNAL", signame)
+    # the test agent plays the user pressing Ctrl-C, so it must reach the runner's process:
+    # without bubblewrap (its own pid namespace would hide the runner, as it should)
+    monkeypatch.setenv("MARATHON_SANDBOX", "off")
     if extra:
         monkeypatch.setenv("STOP_PARENT", "1")  # under xdist: the controller, as `kill` would
     return pytester.runpytest_subprocess(*GRID, *extra, timeout=900)

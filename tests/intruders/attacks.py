@@ -78,7 +78,11 @@ def home(t: dict[str, Any]) -> str | None:
 
 
 def runner_memory(t: dict[str, Any]) -> str | None:
-    found = {type(o).__name__ for o in gc.get_objects() if type(o).__name__ in RUNNER_TYPES}
+    found = set()
+    for o in gc.get_objects():
+        name = getattr(type(o), "__name__", None)  # some libraries' sentinels have none
+        if isinstance(name, str) and name in RUNNER_TYPES:
+            found.add(name)
     return f"runner objects {sorted(found)}" if found else None
 
 
