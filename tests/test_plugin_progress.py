@@ -55,3 +55,16 @@ def test_a_log_gets_no_progress_lines(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stdout[-2000:]
     assert ": minute" not in done.stdout + done.stderr
+
+
+def test_the_command_line_logs_the_baseline_it_builds(tmp_path: Path) -> None:
+    """In a log (no terminal) a line every ten virtual minutes, for the agent's run and then
+    for the no-action baseline the first run has to build."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_marathon", "run", "--app", "boutique", "--agent",
+         "runbook", "--seed", "1", "--scenario", str(TINY), "--alerts", "0"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert re.search(r"^boutique-runbook-seed1-\S+: minute +0/", done.stderr, re.M)
+    assert re.search(r"^boutique-noop-seed1-\S+: minute +0/", done.stderr, re.M), done.stderr

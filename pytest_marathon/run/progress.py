@@ -67,10 +67,13 @@ class TerminalProgress:
         self._tty = self._stream.isatty() if tty is None else tty
         self._every_s = every_s
         self._next_t = 0.0
+        self._run_id = ""
         self._width = 0
         self._guard = guard
 
     def update(self, state: ProgressState) -> None:
+        if state.run_id != self._run_id:  # a new run (a noop baseline after the agent's) starts
+            self._run_id, self._next_t = state.run_id, 0.0  # its own lines from its minute 0
         if self._tty:
             text = state.line()
             self._write("\r" + text.ljust(self._width))
