@@ -99,3 +99,13 @@ def comparable_score(score: Mapping[str, Any]) -> dict[str, Any]:
 
 def manifest(bundle: Path) -> dict[str, Any]:
     return json.loads((bundle / "manifest.json").read_text())
+
+
+@pytest.fixture
+def no_sandbox(monkeypatch: pytest.MonkeyPatch):
+    """Plain process isolation for one test: the probe's cached answer is cleared both ways."""
+    monkeypatch.setenv("MARATHON_SANDBOX", "off")
+    sandbox_support.cache_clear()
+    yield
+    monkeypatch.delenv("MARATHON_SANDBOX")
+    sandbox_support.cache_clear()

@@ -86,6 +86,18 @@ def invoke(live: World, preset: str, workspace: Path, url: str, n_times: int = 1
     return usages
 
 
+def assert_did_the_sre_work(live: World, usage, workspace: Path) -> None:
+    """What the script asks of any CLI: the three tools called, one restart executed, the
+    incident filed, the model used, and a note written in the workspace."""
+    assert usage.status == "ok", usage.detail
+    called = [r["tool"] for r in live.stream("tool_calls")]
+    assert "get_alerts" in called and "report_incidents" in called and "restart_service" in called
+    assert {i["tool"] for i in live.stream("interventions") if "tool" in i} == {"restart_service"}
+    assert "inc-frontend" in live.final_incidents()
+    assert usage.model_calls >= 4 and usage.input_tokens > 0
+    assert "inc-frontend" in (workspace / "notes" / "invocation-2.md").read_text()  # notes writable
+
+
 @needs("codex")
 @pytest.mark.parametrize("user_model", [None, "double-1"], ids=["default-model", "unknown-model"])
 def test_codex_calls_the_tools_headless_and_files_its_incidents(user_model, world, double, user_env, tmp_path):  # noqa: F811
@@ -98,13 +110,7 @@ def test_codex_calls_the_tools_headless_and_files_its_incidents(user_model, worl
     workspace = tmp_path / "ws"
     with serve_http(world.session) as url:
         usage = invoke(world, "codex", workspace, url, 2)[1]
-    assert usage.status == "ok", usage.detail
-    called = [r["tool"] for r in world.stream("tool_calls")]
-    assert "get_alerts" in called and "report_incidents" in called and "restart_service" in called
-    assert {i["tool"] for i in world.stream("interventions") if "tool" in i} == {"restart_service"}
-    assert "inc-frontend" in world.final_incidents()
-    assert usage.model_calls >= 4 and usage.input_tokens > 0
-    assert "inc-frontend" in (workspace / "notes" / "invocation-2.md").read_text()  # notes writable
+    assert_did_the_sre_work(world, usage, workspace)
     config = tomllib.loads((workspace / ".marathon" / "codex-home" / "config.toml").read_text())
     assert list(config["mcp_servers"]) == ["marathon"]
     assert config["mcp_servers"]["marathon"]["default_tools_approval_mode"] == "approve"
@@ -122,13 +128,7 @@ def test_claude_code_calls_the_tools_headless_and_files_its_incidents(world, dou
     workspace = tmp_path / "ws"
     with serve_http(world.session) as url:
         usage = invoke(world, "claude-code", workspace, url, 2)[1]
-    assert usage.status == "ok", usage.detail
-    called = [r["tool"] for r in world.stream("tool_calls")]
-    assert "get_alerts" in called and "report_incidents" in called and "restart_service" in called
-    assert {i["tool"] for i in world.stream("interventions") if "tool" in i} == {"restart_service"}
-    assert "inc-frontend" in world.final_incidents()
-    assert usage.model_calls >= 4 and usage.input_tokens > 0
-    assert "inc-frontend" in (workspace / "notes" / "invocation-2.md").read_text()  # notes writable
+    assert_did_the_sre_work(world, usage, workspace)
     requests = double.model_exchanges("messages")
     offered = {name for r in requests for name in r.tools}
     assert "mcp__marathon__get_alerts" in offered

@@ -16,12 +16,19 @@ from pathlib import Path
 
 import pytest
 from intruders.agents import Intruder
-from isolation_support import SCENARIO, SEED, comparable_score, manifest, need_sandbox, scene
+from isolation_support import (  # noqa: F401 - no_sandbox is a fixture
+    SCENARIO,
+    SEED,
+    comparable_score,
+    manifest,
+    need_sandbox,
+    no_sandbox,
+    scene,
+)
 from pytest_marathon.agents import resolve_agent
 
 from pytest_marathon.config import RunConfig
 from pytest_marathon.isolation.plugin import ChildAgent
-from pytest_marathon.isolation.probe import sandbox_support
 from pytest_marathon.results import format_leaderboard, leaderboard
 from pytest_marathon.runner import record_marathon, run_marathon
 
@@ -33,15 +40,6 @@ INTRUDER = "intruders.agents:Intruder"
 def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One noop baseline for the module's runs (it is also an intruder's target)."""
     return tmp_path_factory.mktemp("noop-cache")
-
-
-@pytest.fixture
-def no_sandbox(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("MARATHON_SANDBOX", "off")
-    sandbox_support.cache_clear()
-    yield
-    monkeypatch.delenv("MARATHON_SANDBOX")
-    sandbox_support.cache_clear()
 
 
 def test_an_intruder_in_the_sandbox_gets_nothing_and_scores_as_its_honest_twin(
@@ -65,7 +63,7 @@ def test_an_intruder_in_the_sandbox_gets_nothing_and_scores_as_its_honest_twin(
 
 
 def test_without_bubblewrap_the_same_intruder_leaks_but_not_the_runner_memory(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_sandbox: None
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_sandbox: None  # noqa: F811 - the fixture
 ) -> None:
     (tmp_path / "cache").mkdir()
     with scene(tmp_path, tmp_path / "cache", monkeypatch, catalog_probe=False) as where:

@@ -7,29 +7,19 @@ import sys
 
 import pytest
 from intruders.agents import Intruder
-from isolation_support import need_sandbox
+from isolation_support import need_sandbox, no_sandbox  # noqa: F401 - no_sandbox is a fixture
 from pytest_marathon.agents import resolve_agent
 
 from pytest_marathon.cli import main
 from pytest_marathon.isolation.levels import IsolationRequired, require_isolation
-from pytest_marathon.isolation.probe import sandbox_support
 
 pytest_plugins = ["pytester"]
 CMD = f'cmd:"{sys.executable}" -c pass'
 
 
-@pytest.fixture
-def no_sandbox(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("MARATHON_SANDBOX", "off")
-    sandbox_support.cache_clear()
-    yield
-    monkeypatch.delenv("MARATHON_SANDBOX")
-    sandbox_support.cache_clear()
-
-
 @pytest.mark.filterwarnings("ignore::UserWarning")
 def test_the_cli_refuses_a_run_below_the_sandbox_in_one_line(
-    no_sandbox: None, tmp_path, capsys: pytest.CaptureFixture[str]
+    no_sandbox: None, tmp_path, capsys: pytest.CaptureFixture[str]  # noqa: F811 - the fixture
 ) -> None:
     code = main(["run", "--app", "boutique", "--agent", CMD, "--seed", "1",
                  "--out", str(tmp_path / "out"), "--require-isolation"])
