@@ -44,9 +44,12 @@ GRID = ["--marathon-app=boutique", "--agent=runbook", "--marathon-scenario=short
 CLI = ["run", "--app", "boutique", "--agent", "runbook", "--scenario", "short-5", "--seed", "1-2",
        "--alerts", "0"]
 MODES = ("pytest", "xdist", "cli")
-#: Seconds an uninterrupted session of each mode takes on 2 busy cores (measured); the signal
-#: lands uniformly within it, so some land after the end on a faster machine (`missed`).
+#: Seconds an uninterrupted session of each mode takes on 2 busy cores (measured); the script
+#: measures them afresh (`calibrate`) so that its signals land inside the session on this machine.
 DURATION_S = {"pytest": 45.0, "xdist": 40.0, "cli": 40.0}
+#: Signals land within this share of the measured session, so that load changing between the
+#: calibration and a trial rarely makes one land after the end.
+LANDING_SHARE = 0.9
 BAD_OUTPUT = ("Traceback (most recent call last)", "INTERNALERROR", "PluggyTeardownRaisedWarning",
               "cannot send")
 
@@ -213,14 +216,36 @@ def all_complete(states: dict[str, str]) -> bool:
     return len(states) >= 2 and all(s == "complete" for s in states.values())
 
 
-def plan(trials: int, seed: int, modes: tuple[str, ...] = MODES) -> list[Trial]:
+def calibrate(python: str, noop_cache: Path, modes: tuple[str, ...]) -> dict[str, float]:
+    """Seconds an uninterrupted session of each mode takes here and now: one untouched run each.
+
+    A fixed estimate made on a busier machine sends half the signals after the session ended
+    (`missed`), which tests nothing."""
+    durations = {}
+    for mode in modes:
+        workdir = Path(tempfile.mkdtemp(prefix="signal-calibrate-"))
+        try:
+            shutil.copytree(noop_cache, workdir / ".marathon" / "noop")
+            started = time.monotonic()
+            subprocess.run(command(mode, python), cwd=workdir, capture_output=True, timeout=900,
+                           stdin=subprocess.DEVNULL)
+            durations[mode] = round(time.monotonic() - started, 1)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return durations
+
+
+def plan(trials: int, seed: int, modes: tuple[str, ...] = MODES,
+         durations: dict[str, float] | None = None) -> list[Trial]:
     """The seeded list of trials: modes and signals alternate, delays are uniform in the run."""
     rng = random.Random(seed)
+    seconds = DURATION_S if durations is None else durations
     planned = []
     for i in range(trials):
         mode = modes[i % len(modes)]
         signame = ("SIGINT", "SIGTERM")[(i // len(modes)) % 2]
-        planned.append(Trial(mode, signame, round(rng.uniform(0.3, DURATION_S[mode]), 2)))
+        latest = max(0.5, seconds[mode] * LANDING_SHARE)
+        planned.append(Trial(mode, signame, round(rng.uniform(0.3, latest), 2)))
     return planned
 
 
@@ -231,6 +256,7 @@ def summarise(done: list[Trial]) -> dict[str, object]:
         phases[key] = phases.get(key, 0) + 1
     return {
         "trials": len(done),
+        "landed": sum(1 for t in done if t.phase != "missed"),
         "failed": sum(1 for t in done if t.problems),
         "phases": dict(sorted(phases.items())),
         "failures": [asdict(t) for t in done if t.problems],
@@ -248,8 +274,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
     noop = warm_cache(args.python, args.work)
+    modes = tuple(args.modes.split(","))
+    durations = calibrate(args.python, noop, modes)
+    print(f"uninterrupted sessions (s): {durations}", flush=True)
     done = []
-    for trial in plan(args.trials, args.seed, tuple(args.modes.split(","))):
+    for trial in plan(args.trials, args.seed, modes, durations):
         done.append(run_trial(trial, args.python, noop, keep=args.work / "failed"))
         status = "FAIL " + "; ".join(trial.problems) if trial.problems else "ok"
         print(f"{len(done):3d} {trial.mode:6s} {trial.signal:7s} {trial.delay_s:5.1f}s "
