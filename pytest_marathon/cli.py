@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from pytest_marathon import RELEASE
 from pytest_marathon.run import command as run_command
+from pytest_marathon.run.stopping import exit_code, held_while_starting, signal_name
 
 _PACKAGE_COMMANDS = (
     "pytest_marathon.alerting.command",
@@ -52,8 +53,13 @@ def main(argv: Sequence[str] | None = None, prog: str = "pytest-marathon") -> in
     from pytest_marathon.bundle import BundleError
 
     try:
-        parser = build_parser(prog)
-        args = parser.parse_args(list(argv) if argv is not None else None)
+        with held_while_starting() as starting:  # no signal raised inside an import
+            parser = build_parser(prog)
+            args = parser.parse_args(list(argv) if argv is not None else None)
+        if starting.pending is not None:
+            print(f"pytest-marathon: interrupted ({signal_name(starting.pending)}) while starting",
+                  file=sys.stderr)
+            return exit_code(starting.pending)
         return int(args.func(args))
     except (ValueError, OSError, BundleError) as exc:
         if os.environ.get(TRACEBACK_ENV):

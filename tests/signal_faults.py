@@ -14,8 +14,8 @@ user is promised (README, "Interrupting a run"):
 * no traceback, internal error or pluggy warning in the output.
 
 `phase` records where the signal landed, seen from the bundle folder at that moment: `prestart`
-(pytest has not printed its header: Python and pytest are still starting, before the plugin is
-configured; the signal gets their default behaviour, as the README says, so only "no bundle" is
+(pytest has not printed its header, or `python -m pytest_marathon` has not reached its first line:
+Python and pytest are still starting, before the plugin is configured; the signal gets their default behaviour, as the README says, so only "no bundle" is
 checked), `startup` (no bundle yet), `run` (a bundle is being recorded), `between` (no bundle
 running: scoring, or between runs) or `missed` (the session had already ended).
 
@@ -114,10 +114,19 @@ def command(mode: str, python: str) -> list[str]:
     return [python, "-m", "pytest", *GRID, "-p", "no:randomly", "-p", "no:cacheprovider", *extra]
 
 
-def _session_started(stdout: Path) -> bool:
+def _session_started(mode: str, stdout: Path, pid: int) -> bool:
     """pytest prints its header once the plugins are configured; before that, Python and pytest
-    are still starting and the signal gets their default behaviour (README)."""
-    return "test session starts" in stdout.read_text(errors="replace")
+    are still starting and the signal gets their default behaviour (README). `python -m
+    pytest_marathon` catches SIGTERM from its first line on: before that, Python itself is still
+    starting (site packages, `.pth` files), with the same default behaviour."""
+    if mode != "cli":
+        return "test session starts" in stdout.read_text(errors="replace")
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True
+    caught = int(re.search(r"^SigCgt:\s*([0-9a-f]+)", status, flags=re.M).group(1), 16)
+    return bool(caught & (1 << (signal.SIGTERM - 1)))
 
 
 def _default_signals() -> None:
@@ -141,7 +150,7 @@ def run_trial(trial: Trial, python: str, noop_cache: Path, keep: Path | None = N
             time.sleep(trial.delay_s)
             if process.poll() is None:
                 trial.phase = phase_of(bundle_states(bundles))
-                if trial.mode != "cli" and not _session_started(workdir / "stdout"):
+                if not _session_started(trial.mode, workdir / "stdout", process.pid):
                     trial.phase = "prestart"
                 process.send_signal(getattr(signal, trial.signal))
             else:

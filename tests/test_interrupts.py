@@ -248,3 +248,41 @@ def test_ten_random_signals_on_real_sessions(tmp_path: Path) -> None:
         if done.problems:
             failures.append(textwrap.shorten(str(done), 500))
     assert not failures
+
+
+def _caught(pid: int, signum: int) -> bool:
+    """Whether the process has a handler for `signum` (Linux `/proc/PID/status`, SigCgt)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    mask = next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:"))
+    return bool(int(mask, 16) & (1 << (signum - 1)))
+
+
+ENTRY_POINTS = {"module": [sys.executable, "-m", "pytest_marathon"],
+                "script": [str(Path(sys.executable).with_name("pytest-marathon"))]}
+
+
+@pytest.mark.parametrize("entry", sorted(ENTRY_POINTS))
+@pytest.mark.parametrize(("signame", "code"), [("SIGINT", 130), ("SIGTERM", 143)])
+def test_a_signal_while_the_command_starts_is_held_and_ends_it_quietly(
+    tmp_path: Path, signame: str, code: int, entry: str
+) -> None:
+    """`python -m pytest_marathon run` catches SIGTERM from its first line, the `pytest-marathon`
+    script once its command line is being read; a signal sent then, while it imports and parses
+    its arguments, ends it with the shell's code and one line, never a traceback from inside an
+    import, a kill, or a run that goes on as if nothing came."""
+    process = subprocess.Popen(
+        [*ENTRY_POINTS[entry], "run", "--app", "boutique", "--agent", "runbook",
+         "--scenario", "short-5", "--seed", "1", "--out", str(tmp_path / "out")],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: (signal.signal(signal.SIGINT, signal.SIG_DFL),
+                            signal.signal(signal.SIGTERM, signal.SIG_DFL)),
+    )
+    deadline = time.monotonic() + 30
+    while not _caught(process.pid, signal.SIGTERM):
+        assert time.monotonic() < deadline, "the command never reached its first line"
+        time.sleep(0.002)
+    process.send_signal(getattr(signal, signame))
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == code, (out, err)
+    assert err.strip().splitlines() == [f"pytest-marathon: interrupted ({signame}) while starting"]
+    assert not (tmp_path / "out").exists()

@@ -7,6 +7,11 @@ folder that no one can score. `StopSignals` turns SIGINT into KeyboardInterrupt 
 `Terminated` (so SIGTERM stops a run as Ctrl-C does, instead of killing the process), except
 inside `deferred()`, where a signal is only remembered and raised when the block ends.
 
+While the command line starts (imports, argument parsing), `held_while_starting` holds a signal
+instead: raised inside an import it would leave half-initialised modules behind, and raised inside
+code that swallows exceptions (a dictionary lookup calling `__eq__`) it would be lost and the run
+would go on. The caller stops cleanly once the block ends.
+
 Handlers can only be installed from the main thread; elsewhere (a library caller's worker thread)
 `StopSignals` changes nothing. A SIGINT handler someone else installed (or SIG_IGN) is kept.
 """
@@ -86,3 +91,17 @@ class StopSignals:
         if raise_pending and self._depth == 0 and self.pending is not None:
             signum, self.pending = self.pending, None
             raise stop_exception(signum)
+
+
+@contextmanager
+def held_while_starting() -> Iterator[StopSignals]:
+    """Hold SIGINT/SIGTERM for the block; afterwards `.pending` is the signal that arrived, if any,
+    and the caller stops with `exit_code(pending)` instead of starting work."""
+    stops = StopSignals()
+    with stops, stops.deferred(raise_pending=False):
+        yield stops
+
+
+def exit_code(signum: int) -> int:
+    """What a shell reports for a process stopped by this signal: 130 for SIGINT, 143 for SIGTERM."""
+    return 128 + signum
