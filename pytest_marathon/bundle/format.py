@@ -22,6 +22,7 @@ SIGNATURE = "signature.json"
 #: Every stream a bundle holds, in the fixed order the content digest uses.
 STREAMS = (
     "schedule",
+    "releases",
     "alerts",
     "reports",
     "tool_calls",
