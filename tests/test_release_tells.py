@@ -213,3 +213,22 @@ def test_undoing_benign_releases_earns_no_repair_credit(tmp_path: Path) -> None:
     assert len(rollbacks) >= 2
     assert not any(f.repaired for f in result.faults)
     assert result.metrics["repaired"] == 0
+
+
+def test_a_fault_behind_an_equivalent_service_address_is_still_seen() -> None:
+    """An ordinary release may point a caller at another DNS name of the same Service
+    (`cartservice.<ns>.svc.cluster.local`; kubernetes/dns docs/specification.md, the A record
+    `<service>.<ns>.svc.<zone>` and the pod's search path); a later fault on the callee must
+    still show in its symptom probe, whose signature names the short address."""
+    from pytest_marathon.faults import load_catalog
+    from pytest_marathon.faults.orchestrator import release_change
+
+    entry = load_catalog("boutique").get("dep-image-tag-cartservice")
+    backend = create_backend("boutique", 1)
+    fqdn = f"cartservice.{backend.namespace}.svc.cluster.local:7070"
+    backend.release("frontend", env={"CART_SERVICE_ADDR": fqdn}, change_cause="Sync addresses")
+    backend.advance_to(60.0)
+    assert backend.probe(entry.probe)
+    release_change(backend, entry)
+    backend.advance_to(240.0)
+    assert not backend.probe(entry.probe)
