@@ -232,3 +232,19 @@ def test_a_fault_behind_an_equivalent_service_address_is_still_seen() -> None:
     release_change(backend, entry)
     backend.advance_to(240.0)
     assert not backend.probe(entry.probe)
+
+
+def test_a_strategy_only_apply_makes_no_revision_but_its_cause_reaches_the_current_one() -> None:
+    """kubernetes/kubernetes pkg/controller/deployment/sync.go getNewReplicaSet: the existing new
+    ReplicaSet gets the Deployment's annotations (SetNewReplicaSetAnnotations), so a Recreate
+    flip with a change-cause relabels the current revision without replacing a pod."""
+    backend = create_backend("boutique", 1)
+    before = backend.rollout_history("emailservice")
+    backend.release("emailservice", strategy={"type": "Recreate"},
+                    change_cause="Pin emailservice to v0.10.6; use the Recreate strategy")
+    after = backend.rollout_history("emailservice")
+    assert len(after) == len(before)
+    assert [r["revision"] for r in after] == [r["revision"] for r in before]
+    current = next(r for r in after if r["current"])
+    assert current["change_cause"] == "Pin emailservice to v0.10.6; use the Recreate strategy"
+    assert backend.resources("deployments", "emailservice")[0]["spec"]["strategy"]["type"] == "Recreate"

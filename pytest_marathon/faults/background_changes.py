@@ -9,8 +9,10 @@ Each kind changes something that leaves the service working, in the way real pip
   together with the next version under RollingUpdate;
 * `env`: a service address rewritten to an equivalent DNS name of the same Service
   (`cartservice` -> `cartservice.<ns>.svc.cluster.local`), which Kubernetes DNS resolves the
-  same way (the pod's resolv.conf search path `<ns>.svc.cluster.local svc.cluster.local
-  cluster.local`, kubernetes/dns docs/specification.md);
+  same way (the A record `<service>.<ns>.svc.<zone>`, kubernetes/dns docs/specification.md
+  §2.3.1, reached from the shorter names through the pod's search path `<ns>.svc.<zone>
+  svc.<zone> <zone>`, generateSearchesForDNSClusterFirst in kubernetes/kubernetes
+  pkg/kubelet/network/dns/dns.go);
 * `resources`: a raised memory or CPU limit (undone later);
 * `probes`: a probe's period or failure threshold tuned (undone later);
 * `replicas`: one more replica (`kubectl scale`, no new revision; undone later).
