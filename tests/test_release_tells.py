@@ -248,3 +248,22 @@ def test_a_strategy_only_apply_makes_no_revision_but_its_cause_reaches_the_curre
     current = next(r for r in after if r["current"])
     assert current["change_cause"] == "Pin emailservice to v0.10.6; use the Recreate strategy"
     assert backend.resources("deployments", "emailservice")[0]["spec"]["strategy"]["type"] == "Recreate"
+
+
+def test_every_catalog_change_has_a_wording_and_no_wording_gives_it_away() -> None:
+    """Every change-driven catalog entry words through its family's grammar, and nothing the
+    grammar can say trips the catalog's giveaway filter or announces an undo."""
+    import random
+
+    from pytest_marathon.faults import load_catalog
+    from pytest_marathon.faults.catalog import GIVEAWAY
+    from pytest_marathon.faults.phrasing import vocabulary
+    from pytest_marathon.faults.release_text import fault_cause
+
+    parts = vocabulary()
+    assert not [p for p in parts if GIVEAWAY.search(p) or re.search(r"revert|roll ?back", p, re.I)]
+    rng = random.Random(0)
+    for entry in load_catalog("boutique"):
+        if entry.mechanism == "change":
+            cause = fault_cause(entry, f"{entry.target}:v0.10.6", rng)
+            assert cause.text and not GIVEAWAY.search(cause.text), entry.id

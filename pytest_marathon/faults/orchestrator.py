@@ -31,8 +31,8 @@ from pytest_marathon.faults import chaos, chaos_actions
 from pytest_marathon.faults.background import Placed, resolve
 from pytest_marathon.faults.background_changes import Change, plan_change
 from pytest_marathon.faults.catalog import CatalogEntry
-from pytest_marathon.faults.phrasing import Cause, code_subject
-from pytest_marathon.faults.release_text import describe
+from pytest_marathon.faults.phrasing import Cause
+from pytest_marathon.faults.release_text import describe, fault_cause
 from pytest_marathon.faults.schedule import Schedule, ScheduledFault
 from pytest_marathon.seed_salt import salted_rng
 
@@ -165,7 +165,8 @@ class Orchestrator:
                 ok, message = True, "started"
             else:
                 live.restore = snapshot(self.backend, entry)
-                cause = self._fault_cause(entry, self._rng("fault", fault.fault_id))
+                image = self.backend.artifact_value(f"image:{entry.target}") or ""
+                cause = fault_cause(entry, image, self._rng("fault", fault.fault_id))
                 result = release_change(self.backend, entry, cause.text)
                 ok, message = result.ok, result.message
         except (BackendError, chaos.ChaosError) as exc:
@@ -195,16 +196,6 @@ class Orchestrator:
         self._note(fault, "revert", t, ok, message)
         if cause is not None:
             self._record(t, "fault-revert", fault.fault_id, fault.entry.target, cause, ok)
-
-    def _fault_cause(self, entry: CatalogEntry, rng: Any) -> Cause:
-        """A fault's change-cause, worded like any release of its family (the catalog's own
-        text only lends a code change its subject)."""
-        subject = code_subject(entry.change_cause, entry.target) if entry.patch is not None else None
-        return describe(entry.target, image=entry.image, env=dict(entry.env) or None,
-                        resources=dict(entry.resources) or None, probes=dict(entry.probes) or None,
-                        strategy=entry.strategy, subject=subject,
-                        current_image=self.backend.artifact_value(f"image:{entry.target}") or "",
-                        rng=rng)
 
     def _undo_cause(self, target: str, restore: Mapping[str, Any], rng: Any) -> Cause:
         """The wording of a release that puts values back: an ordinary release of what it sets."""

@@ -160,6 +160,13 @@ def render(family: str, slots: Mapping[str, str], rng: random.Random, *,
     return Cause(text, f"{family}.{index}")
 
 
+def vocabulary() -> list[str]:
+    """Every fixed piece of text the grammar can emit (heads, strategy clauses, reasons,
+    prefixes, code subjects): what a check for giveaway words has to read."""
+    heads = [head for family in FAMILIES for head in _HEADS[family]]
+    return [*heads, *_STRATEGY, *_REASONS, *(p for p in _PREFIXES if p), *CODE_SUBJECTS]
+
+
 def _fields(template: str) -> list[str]:
     """The slot names a template needs (a head naming a value the change lacks, e.g. the new
     value of a variable a release removes, is skipped)."""

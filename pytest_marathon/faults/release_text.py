@@ -11,7 +11,8 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_marathon.faults.phrasing import Cause, render
+from pytest_marathon.faults.catalog import CatalogEntry
+from pytest_marathon.faults.phrasing import Cause, code_subject, render
 
 
 def describe(target: str, *, image: str | None = None, env: Mapping[str, Any] | None = None,
@@ -44,3 +45,12 @@ def describe(target: str, *, image: str | None = None, env: Mapping[str, Any] | 
     shown = image or current_image
     tag = shown.partition(":")[2]
     return render("image", {"svc": target, "image": shown, "tag": tag}, rng, strategy=strategy_type)
+
+
+def fault_cause(entry: CatalogEntry, current_image: str, rng: random.Random) -> Cause:
+    """A change-driven fault's change-cause, worded like any release of its family: the
+    catalog's own text only lends a code change its subject."""
+    subject = code_subject(entry.change_cause, entry.target) if entry.patch is not None else None
+    return describe(entry.target, image=entry.image, env=dict(entry.env) or None,
+                    resources=dict(entry.resources) or None, probes=dict(entry.probes) or None,
+                    strategy=entry.strategy, subject=subject, current_image=current_image, rng=rng)
