@@ -229,7 +229,7 @@ def _check_bundle_folder(folder: Path) -> None:
 
 
 #: Streams the recorder keeps in memory until the bundle is finished: the answer key.
-HELD_STREAMS = ("schedule",)
+HELD_STREAMS = ("schedule", "releases")
 
 
 def _private_workspace() -> Path:
@@ -302,6 +302,8 @@ class _Marathon:
                 for record in orchestrator.step(t):
                     self._append("schedule", record)
                     self.injected.append(record)
+                for record in orchestrator.take_releases():
+                    self._append("releases", record)
                 backend.advance_to(t)
                 for completion in self.completions.completed(t):
                     self._append("interventions", completion)
@@ -324,6 +326,9 @@ class _Marathon:
         finally:
             self.isolation.close()
             orchestrator.finish()
+            if self.recorder is not None and self.recorder.state == "running":
+                for record in orchestrator.take_releases():
+                    self._append("releases", record)
             if server is not None:
                 server.close()
             if self.metering is not None:

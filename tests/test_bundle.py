@@ -61,7 +61,7 @@ def test_sealed_bundle_round_trips_and_is_read_only(tmp_path):
     digest = recorder.seal()
     bundle = read_bundle(tmp_path / "run")
     assert bundle.complete and bundle.sealed
-    assert bundle.manifest["schema_version"] == 2
+    assert bundle.manifest["schema_version"] == 3
     assert bundle.manifest["app"] == "boutique" and bundle.manifest["seed"] == 7
     assert bundle.content_digest == digest == bundle.recompute_content_digest()
     assert [r["t"] for r in bundle.stream("sli")] == [0.0, 5.0]

@@ -48,7 +48,11 @@ class Snooper:
         self.modes.append(stat.S_IMODE(workspace.stat().st_mode))
         places = [workspace, *list(workspace.parents)[:4], self.out_dir]
         for place in places:
-            for pattern in ("schedule.jsonl", "*/schedule.jsonl", "*/*/schedule.jsonl"):
+            for pattern in (
+                "schedule.jsonl", "*/schedule.jsonl", "*/*/schedule.jsonl",
+                # the releases ground truth says which revisions are benign: held the same way
+                "releases.jsonl", "*/releases.jsonl", "*/*/releases.jsonl",
+            ):
                 for found in place.glob(pattern):
                     lines = _readable_lines(found)
                     if found.resolve().parent == self.bundle and lines:
@@ -89,6 +93,7 @@ def test_no_schedule_while_live_and_the_sealed_bundle_scores_as_before(tmp_path:
     bundle = read_bundle(result.bundle)
     assert bundle.manifest["sealed"]
     assert bundle.manifest["files"]["schedule.jsonl"]["lines"] == len(expected)
+    assert bundle.manifest["files"]["releases.jsonl"]["lines"] > 0  # written at sealing only
 
     # The same agent without the snooping wrapper: snooping changed nothing, and a plain run's
     # score and content digest (which covers the schedule) are what the snooped run has.

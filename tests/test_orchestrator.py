@@ -7,6 +7,7 @@ import pytest
 
 from pytest_marathon.backends import create_backend
 from pytest_marathon.faults import Orchestrator, load_catalog, schedule_for
+from pytest_marathon.faults.phrasing import code_subject
 from pytest_marathon.faults.scenario import load_scenario
 from pytest_marathon.faults.schedule import Schedule, ScheduledFault
 
@@ -67,12 +68,16 @@ def test_a_code_fault_ships_as_an_ordinary_release_and_its_revert_restores_the_i
     health: list[bool] = []
     drive(backend, orchestrator, 300, lambda t: health.append(orchestrator.probe_samples(t)))
     history = backend.rollout_history(entry.target)
-    assert history[-1]["change_cause"] == entry.change_cause
+    # worded by the code family's grammar (faults/phrasing.py) around the change's own subject
+    assert code_subject(entry.change_cause, entry.target) in history[-1]["change_cause"]
     assert backend.artifact_value(f"image:{entry.target}") != original
     samples = [s for batch in health for s in batch]
     assert samples and not all(s["healthy"] for s in samples)
     drive(backend, orchestrator, 600)
     assert backend.artifact_value(f"image:{entry.target}") == original
+    # the revert is an ordinary release: nothing in the history names it an undo
+    current = next(r for r in backend.rollout_history(entry.target) if r["current"])
+    assert current["change_cause"] and "revert" not in current["change_cause"].lower()
     assert orchestrator.active() == [] and orchestrator.probe_samples(600.0) == []
     assert backend.probe(entry.probe)
 

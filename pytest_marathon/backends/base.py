@@ -193,6 +193,14 @@ class Backend(Protocol):
         value replaces the variable's whole entry, as `kubectl set env` does: a literal set over
         a Secret reference drops the reference, a `valueFrom` document puts one back."""
 
+    def push_image(self, deployment: str, image: str) -> None:
+        """Publish the code the deployment runs now under another tag (the release pipeline
+        building the same source as a new version), so a release of that tag pulls."""
+
+    def annotate_change_cause(self, deployment: str, change_cause: str) -> None:
+        """Set `kubernetes.io/change-cause` on the deployment; the deployment controller copies
+        it onto the current ReplicaSet (how the initial deploy gets its text)."""
+
     def chaos_start(self, kind: str, target: str, **params: Any) -> str:
         """Start a direct fault; returns a handle for `chaos_stop`."""
 

@@ -13,8 +13,9 @@ from typing import Any
 
 #: 2: the scorer's definitions changed (scorer version 2) and interventions carry `changed` and
 #: `targets`; the manifest records the run configuration with its digests; bundles may be signed.
-SCHEMA_VERSION = 2
-SUPPORTED_SCHEMA_VERSIONS = (2,)
+#: 3: a held `releases` stream (every release the pipeline made and why; ground truth).
+SCHEMA_VERSION = 3
+SUPPORTED_SCHEMA_VERSIONS = (3,)
 MANIFEST = "manifest.json"
 #: Detached Ed25519 signature over the exact bytes of the final manifest (bundle/signing.py).
 SIGNATURE = "signature.json"
@@ -22,6 +23,7 @@ SIGNATURE = "signature.json"
 #: Every stream a bundle holds, in the fixed order the content digest uses.
 STREAMS = (
     "schedule",
+    "releases",
     "alerts",
     "reports",
     "tool_calls",

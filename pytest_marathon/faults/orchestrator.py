@@ -4,6 +4,12 @@ The runner calls `step(t)` before each tick, so injection and revert happen betw
 (the paper's schedule clock). Change-driven faults go through `backend.release` like any other
 release and are reverted by a second release that restores exactly what the first one changed;
 direct faults run their Chaos Toolkit experiment (method at injection, rollbacks at revert).
+
+The orchestrator is also the release pipeline of the run: it gives the initial revisions their
+change-cause, ships the schedule's benign background releases (faults/background.py) and words
+every release, fault or not, from the same grammar (faults/phrasing.py), so neither the text nor
+the shape of the history says which revisions are faults. `releases()` is the ground truth of
+all of them, held with the schedule.
 """
 
 from __future__ import annotations
@@ -20,9 +26,15 @@ from pytest_marathon.backends.base import (
     BackendError,
     env_value_from_artifact,
 )
+from pytest_marathon.determinism import rng_for
 from pytest_marathon.faults import chaos, chaos_actions
+from pytest_marathon.faults.background import Placed, resolve
+from pytest_marathon.faults.background_changes import Change, plan_change
 from pytest_marathon.faults.catalog import CatalogEntry
+from pytest_marathon.faults.phrasing import Cause
+from pytest_marathon.faults.release_text import describe, fault_cause
 from pytest_marathon.faults.schedule import Schedule, ScheduledFault
+from pytest_marathon.seed_salt import salted_rng
 
 _run_keys = itertools.count(1)
 
@@ -48,8 +60,21 @@ class Orchestrator:
         self._pending = sorted(schedule.faults, key=lambda f: (f.inject_at, f.fault_id))
         self._live: dict[str, _Live] = {}
         self._history: list[dict[str, Any]] = []
+        self._releases: list[dict[str, Any]] = []
+        self._released = 0  # how many of `_releases` `take_releases` has handed out
         self._key = f"run-{next(_run_keys)}"
         chaos_actions.register_backend(self._key, backend)
+        self._undo: dict[str, tuple[Placed, Change]] = {}
+        self._reserved: frozenset[str] = frozenset()
+        self._seen: set[tuple[str, str]] = set()  # (deployment, ReplicaSet) that exist
+        self._annotate_initial()
+        self._background = self._place_background()
+
+    def _rng(self, *purpose: str) -> Any:
+        """The stream of one wording or value draw: the schedule's seed, salted like the schedule."""
+        s = self.schedule
+        parts = ("releases", s.app, s.scenario.name, *purpose)
+        return rng_for(s.seed, *parts) if s.salt is None else salted_rng(s.salt, s.seed, *parts)
 
     # the runner's interface ------------------------------------------------------------------
     def step(self, t: float) -> list[dict[str, Any]]:
@@ -66,6 +91,18 @@ class Orchestrator:
             due_inject = (
                 self._pending[0] if self._pending and self._pending[0].inject_at <= t else None
             )
+            due_release = (
+                self._background[0] if self._background and self._background[0][0] <= t else None
+            )
+            fault_times = [f.revert_at for f in (due_revert,) if f] + [
+                f.inject_at for f in (due_inject,) if f
+            ]
+            # a background release never shares its service with a fault at its instant, so
+            # its order against them only has to be fixed: faults first on a tie
+            if due_release is not None and all(due_release[0] < ft for ft in fault_times):
+                self._background.pop(0)
+                self._ship(*due_release[1:])
+                continue
             if due_revert is None and due_inject is None:
                 return injected
             if due_revert is not None and (
@@ -108,10 +145,19 @@ class Orchestrator:
         """Every injection and revert with its outcome (for the run log, never for agents)."""
         return list(self._history)
 
+    def take_releases(self) -> list[dict[str, Any]]:
+        """Ground-truth records (`releases.jsonl`) of the releases made since the last call:
+        background releases and their undos, fault injections and reverts that went through the
+        release pipeline. Held with the schedule; never for agents."""
+        fresh = self._releases[self._released :]
+        self._released = len(self._releases)
+        return [dict(r) for r in fresh]
+
     # mechanics -------------------------------------------------------------------------------
     def _inject(self, fault: ScheduledFault) -> None:
         entry = fault.entry
         live = _Live(fault)
+        cause: Cause | None = None
         try:
             if entry.mechanism == "direct":
                 assert entry.experiment is not None
@@ -119,7 +165,9 @@ class Orchestrator:
                 ok, message = True, "started"
             else:
                 live.restore = snapshot(self.backend, entry)
-                result = release_change(self.backend, entry)
+                image = self.backend.artifact_value(f"image:{entry.target}") or ""
+                cause = fault_cause(entry, image, self._rng("fault", fault.fault_id))
+                result = release_change(self.backend, entry, cause.text)
                 ok, message = result.ok, result.message
         except (BackendError, chaos.ChaosError) as exc:
             ok, message = False, str(exc)
@@ -127,20 +175,134 @@ class Orchestrator:
         live.faulty_value_settled = entry.mechanism != "direct"
         self._live[fault.fault_id] = live
         self._note(fault, "inject", fault.inject_at, ok, message)
+        if cause is not None:
+            self._record(fault.inject_at, "fault", fault.fault_id, entry.target, cause, ok)
 
     def _revert(self, live: _Live, t: float) -> None:
         fault = live.fault
+        cause: Cause | None = None
         try:
             if fault.entry.mechanism == "direct":
                 assert fault.entry.experiment is not None
                 chaos.run_rollbacks(fault.entry.experiment, self._key, fault.fault_id)
                 ok, message = True, "stopped"
             else:
-                result = restore_change(self.backend, fault.entry, live.restore)
+                cause = self._undo_cause(fault.entry.target, live.restore,
+                                         self._rng("revert", fault.fault_id))
+                result = restore_change(self.backend, fault.entry, live.restore, cause.text)
                 ok, message = result.ok, result.message
         except (BackendError, chaos.ChaosError) as exc:
             ok, message = False, str(exc)
         self._note(fault, "revert", t, ok, message)
+        if cause is not None:
+            self._record(t, "fault-revert", fault.fault_id, fault.entry.target, cause, ok)
+
+    def _undo_cause(self, target: str, restore: Mapping[str, Any], rng: Any) -> Cause:
+        """The wording of a release that puts values back: an ordinary release of what it sets."""
+        return describe(target, image=restore.get("image"), env=restore.get("env"),
+                        resources=restore.get("resources"), probes=restore.get("probes"),
+                        strategy=restore.get("strategy"),
+                        current_image=self.backend.artifact_value(f"image:{target}") or "",
+                        rng=rng)
+
+    def _annotate_initial(self) -> None:
+        """The initial deploy is a release too: every workload's first revision gets the text
+        an image release of its image would get."""
+        for name in self.backend.workloads():
+            self._seen.update((name, r["replica_set"]) for r in self.backend.rollout_history(name))
+            image = self.backend.artifact_value(f"image:{name}") or ""
+            cause = describe(name, current_image=image, rng=self._rng("initial", name))
+            self.backend.annotate_change_cause(name, cause.text)
+
+    def _place_background(self) -> list[tuple[float, str, str, Placed]]:
+        """The schedule's background releases bound to services, as a time-ordered queue of
+        (time, id, "ship" | "undo", placed)."""
+        if not self.schedule.background:
+            return []
+        topology = self.backend.topology()
+        code = [d["name"] for d in topology["deployments"] if d.get("kind") != "datastore"]
+        with_addr = sorted({e["from"] for e in topology["edges"] if e.get("to") is not None} & set(code))
+        candidates = {kind: code for kind in ("image", "rebuild", "recreate", "resources",
+                                             "probes", "replicas")}
+        candidates["env"] = with_addr
+        windows = [(f.entry.target, f.inject_at, f.revert_at) for f in self.schedule.faults]
+        self._reserved = frozenset(f.entry.image for f in self.schedule.faults if f.entry.image)
+        queue: list[tuple[float, str, str, Placed]] = []
+        for placed in resolve(self.schedule.background, candidates, windows):
+            queue.append((placed.release.at, placed.release.release_id, "ship", placed))
+        return sorted(queue, key=lambda q: (q[0], q[1]))
+
+    def _ship(self, release_id: str, step: str, placed: Placed) -> None:
+        """Make a background release (or its undo) through the same release path as a fault."""
+        target = placed.target
+        if step == "undo":
+            assert placed.release.restore_at is not None
+            t = placed.release.restore_at
+            _, change = self._undo.pop(release_id)
+            rng = self._rng("background-undo", release_id)
+            if change.undo_replicas is not None:
+                self.backend.scale(target, change.undo_replicas)
+                self._record(t, "background-undo", release_id, target, None, True)
+                return
+            assert change.undo is not None
+            undo = dict(change.undo)
+            if placed.release.kind == "recreate":
+                # back to RollingUpdate with the next version, as a team undoes a strategy flip
+                # (a strategy alone makes no revision, so nothing would show it)
+                bump = plan_change("image", self.backend, target, rng, self._reserved)
+                assert bump is not None and bump.push is not None
+                self.backend.push_image(target, bump.push)
+                undo["image"] = bump.push
+            cause = self._undo_cause(target, undo, rng)
+            result = self.backend.release(target, **undo, change_cause=cause.text)
+            self._record(t, "background-undo", release_id, target, cause, result.ok)
+            return
+        t = placed.release.at
+        rng = self._rng("background", release_id)
+        change = plan_change(placed.release.kind, self.backend, target, rng, self._reserved)
+        if change is None:
+            return
+        if change.replicas is not None:
+            self.backend.scale(target, change.replicas)
+            self._record(t, "background", release_id, target, None, True)
+        else:
+            if change.push is not None:
+                self.backend.push_image(target, change.push)
+            cause = describe(target, **change.release, subject=change.subject,
+                             current_image=self.backend.artifact_value(f"image:{target}") or "",
+                             rng=rng)
+            result = self.backend.release(target, **change.release, change_cause=cause.text)
+            self._record(t, "background", release_id, target, cause, result.ok)
+        if placed.release.restore_at is not None:
+            self._undo[release_id] = (placed, change)
+            entry = (placed.release.restore_at, release_id, "undo", placed)
+            self._background.append(entry)
+            self._background.sort(key=lambda q: (q[0], q[1]))
+
+    def _record(self, t: float, origin: str, ident: str, target: str, cause: Cause | None,
+                ok: bool) -> None:
+        """One ground-truth line; the state after the release is read back from the backend
+        (what an agent sees in the history, with who made it and why)."""
+        history = self.backend.rollout_history(target)
+        current = next((r for r in history if r.get("current")), None)
+        strategy = self.backend.resources("deployments", target)[0]["spec"]["strategy"]["type"]
+        created = current is not None and (target, current["replica_set"]) not in self._seen
+        if current is not None:
+            self._seen.add((target, current["replica_set"]))
+        self._releases.append({
+            "t": t,
+            "origin": origin,
+            "id": ident,
+            "target": target,
+            "change_cause": None if cause is None else cause.text,
+            "template": None if cause is None else cause.template,
+            "image": self.backend.artifact_value(f"image:{target}"),
+            "strategy": strategy,
+            "revision": None if current is None else current["revision"],
+            "replica_set": None if current is None else current["replica_set"],
+            "created": created,  # the release made a new ReplicaSet (a new history entry)
+            "ok": ok,
+        })
 
     def _artifact_corrected(self, live: _Live) -> bool:
         current = self.backend.artifact_value(live.fault.entry.artifact)
@@ -178,8 +340,9 @@ def snapshot(backend: Backend, entry: CatalogEntry) -> dict[str, Any]:
     return restore
 
 
-def release_change(backend: Backend, entry: CatalogEntry) -> ActionResult:
-    """Deliver a change-driven fault as one ordinary release."""
+def release_change(backend: Backend, entry: CatalogEntry, change_cause: str | None = None) -> ActionResult:
+    """Deliver a change-driven fault as one ordinary release (worded `change_cause`; the
+    catalog's own text when none is given, as admission does)."""
     return backend.release(
         entry.target,
         image=entry.image,
@@ -188,15 +351,16 @@ def release_change(backend: Backend, entry: CatalogEntry) -> ActionResult:
         probes=dict(entry.probes) or None,
         patch=entry.patch,
         strategy=entry.strategy,
-        change_cause=entry.change_cause,
+        change_cause=entry.change_cause if change_cause is None else change_cause,
     )
 
 
 def restore_change(
-    backend: Backend, entry: CatalogEntry, restore: Mapping[str, Any]
+    backend: Backend, entry: CatalogEntry, restore: Mapping[str, Any], change_cause: str
 ) -> ActionResult:
     """Undo a change-driven fault with a release that puts back the snapshot's values; an
-    image restore also undoes a code patch (the pre-change image holds the pre-change source)."""
+    image restore also undoes a code patch (the pre-change image holds the pre-change source).
+    It is worded as an ordinary release (`change_cause`), never as an undo of the fault."""
     return backend.release(
         entry.target,
         image=restore.get("image"),
@@ -204,7 +368,7 @@ def restore_change(
         resources={k: v for k, v in restore.get("resources", {}).items() if v is not None} or None,
         probes=restore.get("probes"),
         strategy=restore.get("strategy"),
-        change_cause=f'Revert "{entry.change_cause}"',
+        change_cause=change_cause,
     )
 
 

@@ -34,6 +34,8 @@ class Scenario:
     lifetime_min_s: float
     lifetime_max_s: float
     max_concurrent: int
+    #: Benign releases drawn beside the faults (faults/background.py); 0 is the paper's schedule.
+    background_releases: int = 0
 
     @property
     def duration_s(self) -> float:
@@ -116,6 +118,9 @@ def _parse(data: dict[str, Any], source: str) -> Scenario:
     cap = required("max_concurrent")
     if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
         raise ScenarioError(f"{source}: field 'max_concurrent' must be a positive integer")
+    background = data.get("background_releases", 0)
+    if isinstance(background, bool) or not isinstance(background, int) or background < 0:
+        raise ScenarioError(f"{source}: field 'background_releases' must be a non-negative integer")
     start, end = section("intensity", ("start", "end"))
     if start <= 0 or end <= 0:
         raise ScenarioError(f"{source}: field 'intensity' needs positive start and end")
@@ -137,6 +142,7 @@ def _parse(data: dict[str, Any], source: str) -> Scenario:
         lifetime_min_s=low,
         lifetime_max_s=high,
         max_concurrent=cap,
+        background_releases=background,
     )
 
 
@@ -150,4 +156,5 @@ _FIELDS = {
     "intensity",
     "lifetime_s",
     "max_concurrent",
+    "background_releases",
 }

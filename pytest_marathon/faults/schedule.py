@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_marathon.determinism import rng_for
+from pytest_marathon.faults.background import BackgroundRelease
+from pytest_marathon.faults.background import draw as draw_background
 from pytest_marathon.faults.catalog import CATEGORIES, Catalog, CatalogEntry, load_catalog
 from pytest_marathon.faults.scenario import Scenario, load_scenario
 from pytest_marathon.seed_salt import salted_rng
@@ -73,6 +75,11 @@ class Schedule:
     scenario: Scenario
     seed: int
     faults: tuple[ScheduledFault, ...]
+    #: Benign releases (ground truth like the faults; never part of `records()`).
+    background: tuple[BackgroundRelease, ...] = ()
+    #: The run salt the schedule was drawn with (None: public seed); the orchestrator draws the
+    #: wording of every release from it too, so a salted run's texts are as secret as its faults.
+    salt: str | None = None
 
     def records(self) -> list[dict[str, Any]]:
         return [f.record() for f in self.faults]
@@ -105,17 +112,18 @@ def schedule_for(
     (`seed_salt.run_salt`, `RunConfig.run_salt`), None for the public, seed-only schedule."""
     if isinstance(scenario, str):
         scenario = load_scenario(scenario)
-    if scenario.arrivals == 0:
-        return Schedule(app, scenario, seed, ())
-    catalog = catalog if catalog is not None else load_catalog(app)
-    if len(catalog) == 0:
-        raise ScheduleError(f"the catalog of {app!r} is empty")
-    mix = category_mix(catalog.categories())
 
     def rng(purpose: str) -> Any:
         parts = ("schedule", app, scenario.name, purpose)
         return rng_for(seed, *parts) if salt is None else salted_rng(salt, seed, *parts)
 
+    releases = _background(scenario, rng)
+    if scenario.arrivals == 0:
+        return Schedule(app, scenario, seed, (), releases, salt)
+    catalog = catalog if catalog is not None else load_catalog(app)
+    if len(catalog) == 0:
+        raise ScheduleError(f"the catalog of {app!r} is empty")
+    mix = category_mix(catalog.categories())
     arrivals = _arrival_times(scenario, rng("arrivals"))
     lifetime_rng = rng("lifetimes")
     lifetimes = [
@@ -136,14 +144,28 @@ def schedule_for(
         entry = picker.pick(category, [f.entry for f in active])
         fault_id = f"f{len(faults) + 1:02d}"
         faults.append(ScheduledFault(fault_id, entry, start, start + lifetime))
-    return Schedule(app, scenario, seed, tuple(faults))
+    return Schedule(app, scenario, seed, tuple(faults), releases, salt)
 
 
-def _arrival_times(scenario: Scenario, rng: Any) -> list[float]:
+def _background(scenario: Scenario, rng: Any) -> tuple[BackgroundRelease, ...]:
+    """The scenario's benign releases, from streams of their own (the faults' draws never move)."""
+    count = scenario.background_releases
+    if count == 0 or scenario.injection_window_s <= 0:
+        return ()
+    times = _arrival_times(scenario, rng("background-arrivals"), count)
+    lifetime_rng = rng("background-lifetimes")
+    lifetimes = [
+        float(round(lifetime_rng.uniform(scenario.lifetime_min_s, scenario.lifetime_max_s)))
+        for _ in times
+    ]
+    return draw_background(count, times, lifetimes, rng("background-kinds"))
+
+
+def _arrival_times(scenario: Scenario, rng: Any, count: int | None = None) -> list[float]:
     """Order statistics of the linear intensity a -> b over the window (inverse-CDF draws)."""
     a, b, window = scenario.intensity_start, scenario.intensity_end, scenario.injection_window_s
     times = []
-    for _ in range(scenario.arrivals):
+    for _ in range(scenario.arrivals if count is None else count):
         u = rng.random()
         if math.isclose(a, b):
             x = u

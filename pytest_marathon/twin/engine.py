@@ -510,6 +510,10 @@ class Twin:
         if template.hash() == dep.template.hash():
             if strategy_changed:
                 self.cluster.bump_generation(deployment)
+                # no new revision, but the apply's change-cause reaches the current ReplicaSet
+                # as any deployment annotation does (getNewReplicaSet, deployment/sync.go)
+                if change_cause:
+                    self.annotate_change_cause(deployment, change_cause)
                 return self._result(deployment, "configured")
             return ActionResult(True, f"deployment.apps/{deployment} unchanged", dep.revision(), self._now)
         self.cluster.change_template(deployment, template, change_cause, self._now)
@@ -526,6 +530,21 @@ class Twin:
         if name not in self.cluster.secrets:
             raise BackendError(f"env {var}: secret {name!r} does not exist")
         return name, key
+
+    def push_image(self, deployment: str, image: str) -> None:
+        dep = self._deployment(deployment)
+        if not isinstance(image, str) or ":" not in image:
+            raise BackendError(f"image must look like name:tag, got {image!r}")
+        self.registry.push(image, deployment, self.registry.files(dep.template.image))
+
+    def annotate_change_cause(self, deployment: str, change_cause: str) -> None:
+        # `kubectl annotate deployment/<name> kubernetes.io/change-cause=...`: the deployment
+        # controller copies the deployment's annotations onto the existing new ReplicaSet on its
+        # next sync (getNewReplicaSet -> SetNewReplicaSetAnnotations, kubernetes/kubernetes
+        # pkg/controller/deployment/sync.go)
+        rs = self._deployment(deployment).current_rs()
+        if rs is not None:
+            rs.change_cause = change_cause
 
     def chaos_start(self, kind: str, target: str, **params: Any) -> str:
         return self.chaos.start(kind, target, params, self._now)

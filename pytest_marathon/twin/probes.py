@@ -62,6 +62,17 @@ class CapturingSink:
     client = http = server
 
 
+def _short_peer(peer: str) -> str:
+    """A dialled address in the short form signatures name (`cartservice:7070`): the cluster DNS
+    names of the same Service (`cartservice.<ns>`, `.<ns>.svc`, `.<ns>.svc.cluster.local`) are
+    one destination, and an ordinary release may switch between them (faults/background.py)."""
+    host, sep, port = peer.rpartition(":")
+    parts = host.split(".")
+    if sep and 2 <= len(parts) <= 5 and (len(parts) == 2 or parts[2] == "svc"):
+        return f"{parts[0]}:{port}"
+    return peer
+
+
 def evidence_lines(sink: CapturingSink) -> list[str]:
     """What the probe's request produced, one line per log, failed span or slow hop."""
     lines = [f"{service} {level}: {message}" for service, level, message in sink.logs]
@@ -72,7 +83,7 @@ def evidence_lines(sink: CapturingSink) -> list[str]:
     for request, span in sink.spans:
         own = float(span["duration_ms"]) - children.get((request, span["span_id"]), 0.0)
         client = span["kind"] == "SPAN_KIND_CLIENT"
-        where = f"{span['service']} -> {span.get('peer', '')}" if client else span["service"]
+        where = f"{span['service']} -> {_short_peer(span.get('peer', ''))}" if client else span["service"]
         if span["status"] == "STATUS_CODE_ERROR":
             lines.append(f"{where}: {span['status_message']}")
         if own >= SLOW_MS:
