@@ -100,8 +100,8 @@ def test_a_rollout_records_the_controllers_and_the_kubelets_events(twin: Twin) -
     assert kubelet["Pulled"] in (f'Container image "{image}" already present on machine',
                                  *[e["message"] for e in _events(twin, new_pod, "Pulled")
                                    if e["message"].startswith(f'Successfully pulled image "{image}" in ')])
-    assert kubelet["Created"] == "Created container currencyservice"
-    assert kubelet["Started"] == "Started container currencyservice"
+    assert kubelet["Created"] == "Created container server"  # upstream names every container `server`
+    assert kubelet["Started"] == "Started container server"
     assert {e["message"] for e in _events(twin, old_pod, "Killing")} == {"Stopping container currencyservice"}
 
 
@@ -171,7 +171,7 @@ def test_crash_loop_restarts_at_once_then_backs_off_doubling(twin: Twin) -> None
     backoff = _events(twin, name, "BackOff")
     # format.Pod (pkg/kubelet/util/format/pod.go): name_namespace(uid)
     assert [e["message"] for e in backoff] == [
-        f"Back-off restarting failed container shippingservice in pod {name}_boutique({uid})"]
+        f"Back-off restarting failed container server in pod {name}_boutique({uid})"]
     assert not [e for e in twin.events(limit=10_000) if e["reason"] == "OOMKilling"]
 
 

@@ -9,7 +9,9 @@ MAX_QUANTITY = 1000
 def open_store(ctx):
     """Connect to redis; failures surface like the C# store's FailedPrecondition."""
     try:
-        return ctx.datastore(ctx.env("REDIS_ADDR"), password=ctx.env("REDIS_PASSWORD"))
+        # REDIS_ADDR is a StackExchange.Redis configuration string (Startup.cs reads only it):
+        # the endpoint and, on this cluster, the password option
+        return ctx.datastore(ctx.env("REDIS_ADDR"))
     except ctx.RpcError as err:
         ctx.log("error", f"Can't access cart storage. {err.message}")
         ctx.fail("FAILED_PRECONDITION", f"Can't access cart storage. {err.message}")
