@@ -102,7 +102,7 @@ def test_a_rollout_records_the_controllers_and_the_kubelets_events(twin: Twin) -
                                    if e["message"].startswith(f'Successfully pulled image "{image}" in ')])
     assert kubelet["Created"] == "Created container server"  # upstream names every container `server`
     assert kubelet["Started"] == "Started container server"
-    assert {e["message"] for e in _events(twin, old_pod, "Killing")} == {"Stopping container currencyservice"}
+    assert {e["message"] for e in _events(twin, old_pod, "Killing")} == {"Stopping container server"}
 
 
 def test_the_first_image_pull_on_a_node_reports_its_duration_and_size(twin: Twin) -> None:
