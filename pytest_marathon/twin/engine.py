@@ -224,8 +224,11 @@ class Twin:
 
     def logs(self, *, service: str | None = None, since: float | None = None, until: float | None = None,
              level: str | None = None, contains: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
-        return self.telemetry.query_logs(service=service, since=since, until=until, level=level,
-                                         contains=contains, limit=limit)
+        lines = self.telemetry.query_logs(service=service, since=since, until=until, level=level,
+                                          contains=contains, limit=limit)
+        # a line is a container's (`kubectl logs <pod> -c server`, a log agent's `container`
+        # label): the name the manifest gives it, `server` for every Online Boutique service
+        return [_with_container(line, self.spec.deployments.get(line.get("service", ""))) for line in lines]
 
     def traces(self, *, service: str | None = None, since: float | None = None, until: float | None = None,
                errors_only: bool = False, min_duration_ms: float | None = None, limit: int = 20) -> list[dict[str, Any]]:
@@ -586,3 +589,14 @@ def _describe_change(env: Mapping[str, str | None] | None, resources: Mapping[st
     parts = [f"{k}={v}" if v is not None else f"{k}-" for k, v in sorted((env or {}).items())]
     parts += [f"{k}={v}" for k, v in sorted((resources or {}).items())]
     return "update_config " + " ".join(parts)
+
+
+def _with_container(line: dict[str, Any], dep: Any) -> dict[str, Any]:
+    if dep is None:
+        return line
+    out: dict[str, Any] = {}
+    for key, value in line.items():
+        out[key] = value
+        if key == "pod":
+            out["container"] = dep.container
+    return out
