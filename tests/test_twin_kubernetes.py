@@ -117,25 +117,25 @@ def test_scaling_names_both_sizes_and_deleted_pods_terminate_gracefully(twin: Tw
     """kubectl scale: "Scaled up replica set X from 1 to 3", then "... down ... from 3 to 0"
     (pkg/controller/deployment/sync.go). A deleted pod leaves its Service at once, carries
     deletionTimestamp = now + terminationGracePeriodSeconds (default 30 s, pkg/apis/core/v1/
-    defaults.go) and goes when its container has exited (pkg/kubelet/kuberuntime KillPod)."""
-    rs = _pods(twin, "cartservice")[0]["metadata"]["ownerReferences"][0]["name"]
-    twin.scale("cartservice", 3)
+    defaults.go; checkoutservice's manifest sets none) and goes when its container has exited (pkg/kubelet/kuberuntime KillPod)."""
+    rs = _pods(twin, "checkoutservice")[0]["metadata"]["ownerReferences"][0]["name"]
+    twin.scale("checkoutservice", 3)
     twin.advance_to(120.0)
-    twin.scale("cartservice", 0)
+    twin.scale("checkoutservice", 0)
     twin.advance_to(125.0)
-    scaling = [e["message"] for e in _events(twin, "cartservice", "ScalingReplicaSet")][-2:]
+    scaling = [e["message"] for e in _events(twin, "checkoutservice", "ScalingReplicaSet")][-2:]
     assert scaling == [f"Scaled up replica set {rs} from 1 to 3", f"Scaled down replica set {rs} from 3 to 0"]
-    terminating = _pods(twin, "cartservice")
+    terminating = _pods(twin, "checkoutservice")
     assert len(terminating) == 3
     for pod in terminating:
         assert pod["metadata"]["deletionGracePeriodSeconds"] == 30 == pod["spec"]["terminationGracePeriodSeconds"]
         assert pod["metadata"]["deletionTimestamp"] == "2025-01-01T12:02:30Z"  # deleted at t=120, + 30 s
         assert not pod["status"]["containerStatuses"][0]["ready"]
     assert len(_events(twin, rs, "SuccessfulDelete")) == 3
-    status = twin.resources("deployments", "cartservice")[0]["status"]
+    status = twin.resources("deployments", "checkoutservice")[0]["status"]
     assert status["replicas"] == 0 and status["readyReplicas"] == 0
     twin.advance_to(130.0)
-    assert _pods(twin, "cartservice") == []
+    assert _pods(twin, "checkoutservice") == []
 
 
 def test_a_timed_out_rollout_is_a_condition_not_an_event(twin: Twin) -> None:

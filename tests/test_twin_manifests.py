@@ -100,6 +100,15 @@ def test_probes_are_upstreams(twin: Twin) -> None:
         assert get["httpHeaders"] == [{"name": "Cookie", "value": f"shop_session-id=x-{kind}-probe"}]
 
 
+def test_termination_grace_periods_are_upstreams(twin: Twin) -> None:
+    """`terminationGracePeriodSeconds: 5` on seven Deployments; frontend, checkoutservice,
+    shippingservice and redis-cart set none (the API server's 30 s default)."""
+    grace = {p["metadata"]["labels"]["app"]: p["spec"]["terminationGracePeriodSeconds"] for p in twin.resources("pods")}
+    short = {"adservice", "cartservice", "currencyservice", "emailservice", "paymentservice",
+             "productcatalogservice", "recommendationservice"}
+    assert grace == {app: 5 if app in short else 30 for app in (*SERVICES, "redis-cart")}
+
+
 def test_frontend_env_lists_the_shopping_assistant_address(twin: Twin) -> None:
     """The frontend maps SHOPPING_ASSISTANT_SERVICE_ADDR at start (src/frontend/main.go
     mustMapEnv); the manifest sets it though no such Service is deployed."""

@@ -56,6 +56,7 @@ class DeploymentSpec:
     port_name: str = ""
     args: tuple[str, ...] = ()
     env_order: tuple[str, ...] = ()
+    termination_grace_seconds: int = 30  # the API server's default when the manifest sets none
 
 
 @dataclass(frozen=True)
@@ -305,6 +306,8 @@ def _deployment(r: _Reader, name: str, body: Any) -> DeploymentSpec:
         container=r.get(body, "container", f"{w}.container", str, "server"),
         port_name=r.get(body, "port_name", f"{w}.port_name", str, ""),
         args=tuple(args),
+        termination_grace_seconds=r.get(body, "terminationGracePeriodSeconds",
+                                         f"{w}.terminationGracePeriodSeconds", int, 30),
         # Secret references come first so literal values can refer to them with $(VAR)
         env_order=(*secret_env, *(k for k in env if k not in secret_env)),
     )

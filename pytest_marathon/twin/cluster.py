@@ -304,6 +304,7 @@ class Cluster:
             created_at=now,
             start_delay=self._start_rng.uniform(8.0, 12.0),
             ip=f"10.8.{list(self.nodes).index(node.name)}.{self._ip_counter % 250 + 2}",
+            grace_seconds=self.spec.deployments[rs.deployment].termination_grace_seconds,
         )
         self.pods[name] = pod
         self.events.add(now, "Normal", "SuccessfulCreate", "ReplicaSet", rs.name, f"Created pod: {name}")
