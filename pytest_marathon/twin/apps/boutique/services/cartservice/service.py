@@ -9,9 +9,7 @@ MAX_QUANTITY = 1000
 def open_store(ctx):
     """Connect to redis; failures surface like the C# store's FailedPrecondition."""
     try:
-        # REDIS_ADDR is a StackExchange.Redis configuration string (Startup.cs reads only it):
-        # the endpoint and, on this cluster, the password option
-        return ctx.datastore(ctx.env("REDIS_ADDR"))
+        return ctx.datastore(ctx.env("REDIS_ADDR"))  # a StackExchange.Redis configuration string
     except ctx.RpcError as err:
         ctx.log("error", f"Can't access cart storage. {err.message}")
         ctx.fail("FAILED_PRECONDITION", f"Can't access cart storage. {err.message}")
