@@ -130,6 +130,14 @@ def test_load_generator_pays_with_the_upstream_card_number(twin: Twin) -> None:
     assert re.fullmatch(r"\d{16}", card) and card == "4432801561520454"
 
 
+def test_redis_runs_without_maxmemory(twin: Twin) -> None:
+    """Upstream starts `redis:alpine` with no arguments but the password extension, so maxmemory
+    keeps redis' default 0 (no limit, redis.conf), which redis_exporter reports as 0."""
+    assert "maxmemory" not in twin.spec.deployments["redis-cart"].datastore
+    [series] = twin.store.series("redis_memory_max_bytes")
+    assert series.values[-1] == 0.0
+
+
 def test_redis_password_reaches_both_ends_as_their_programs_take_it(twin: Twin) -> None:
     """The extension: redis-server gets `--requirepass $(REDIS_PASSWORD)` in its args; cartservice,
     which reads only REDIS_ADDR (Startup.cs), gets the password as the connection string's
