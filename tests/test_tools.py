@@ -202,6 +202,9 @@ def test_log_and_event_pages_go_back_in_time_without_gaps_or_overlaps(recorded):
 
 def test_an_unknown_feature_flag_is_rejected_and_a_known_one_is_set(recorded):
     session, client, records = recorded
+    # upstream Online Boutique ships no flags configmap: the operator creates one first
+    for name in ("adsEnabled", "recommendationsEnabled"):
+        session.backend.set_feature_flag(name, "true")
     client.call("report_incidents", incidents=[{"incident_id": "i"}])
     flags = client.call("get_resources", kind="configmaps", name="feature-flags")["object"]["data"]
     typo = client.call("set_feature_flag", incident_id="i", name="adsEnabld", value="false")

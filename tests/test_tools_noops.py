@@ -31,6 +31,9 @@ def world():
     session.begin_invocation(1, backend.now)
     client = InProcessClient(session)
     client.call("report_incidents", incidents=[{"incident_id": "i"}])
+    # upstream Online Boutique ships no flags configmap: the operator creates one with two flags
+    for name in ("adsEnabled", "recommendationsEnabled"):
+        backend.set_feature_flag(name, "true")
     return backend, session, client, records
 
 

@@ -39,6 +39,11 @@ def test_boutique_matches_the_reference() -> None:
         (lambda raw: raw["load"]["tasks"]["index"].update(steps=["nowhere"]), "load.tasks.index.steps"),
         (lambda raw: raw["deployments"]["cartservice"]["secret_env"]["REDIS_PASSWORD"].update(key="nokey"),
          "deployments.cartservice.secret_env.REDIS_PASSWORD"),
+        (lambda raw: raw["deployments"]["frontend"]["probes"]["liveness"]["httpHeaders"][0].pop("value"),
+         "deployments.frontend.probes.liveness.httpHeaders[0].value"),
+        (lambda raw: raw["deployments"]["redis-cart"].update(args=["--requirepass", 1]), "deployments.redis-cart.args"),
+        (lambda raw: raw["deployments"]["adservice"].update(container=["server"]), "deployments.adservice.container"),
+        (lambda raw: raw["services"][0].update(port_name=80), "services[0].port_name"),
     ],
 )
 def test_schema_errors_name_file_and_field(tmp_path: Path, mutate, field: str) -> None:

@@ -49,10 +49,10 @@ def test_leaking_patch_grows_memory_until_oomkilled(twin: Twin) -> None:
     result = twin.release("currencyservice", patch=diff, change_cause="cache recent conversions")
     assert result.ok and result.revision == 2, result.message
     image = twin.artifact_value("image:currencyservice")
-    assert image.startswith("currencyservice:v0.10.6-") and len(image.rsplit("-", 1)[1]) == 7
+    assert image.startswith(twin.spec.deployments["currencyservice"].image + "-") and len(image.rsplit("-", 1)[1]) == 7
     assert "SEEN.append" in twin.source_diff("currencyservice", 1, 2)
     twin.advance_to(1800.0)
-    memory = [s for s in twin.store.series("container_memory_working_set_bytes") if s.labels["container"] == "currencyservice"]
+    memory = [s for s in twin.store.series("container_memory_working_set_bytes") if s.labels["pod"].startswith("currencyservice-")]
     assert max(max(s.values) for s in memory) > 64 * 1024**2
     status = _pod(twin, "currencyservice")["status"]["containerStatuses"][0]
     assert status["lastState"]["terminated"]["reason"] == "OOMKilled"
@@ -140,7 +140,7 @@ def test_network_delay_and_partition(twin: Twin) -> None:
 def test_cpu_hog_throttles(twin: Twin) -> None:
     twin.chaos_start("cpu_hog", "currencyservice", cores=2.0)
     twin.advance_to(120.0)
-    throttled = [s for s in twin.store.series("container_cpu_cfs_throttled_periods_total") if s.labels["container"] == "currencyservice"]
+    throttled = [s for s in twin.store.series("container_cpu_cfs_throttled_periods_total") if s.labels["pod"].startswith("currencyservice-")]
     assert throttled[0].values[-1] > throttled[0].values[0]
 
 
@@ -368,11 +368,11 @@ def test_a_container_that_does_not_run_has_no_cadvisor_series(twin: Twin) -> Non
     twin.release("emailservice", image="emailservice:v9.9.9", strategy={"type": "Recreate"},
                  change_cause="bump emailservice")
     twin.advance_to(180.0)
-    working_set = promql.instant('container_memory_working_set_bytes{container="emailservice"}', twin.now)
-    waiting = promql.instant('kube_pod_container_status_waiting_reason{container="emailservice"} == 1', twin.now)
+    working_set = promql.instant('container_memory_working_set_bytes{pod=~"emailservice-.*"}', twin.now)
+    waiting = promql.instant('kube_pod_container_status_waiting_reason{pod=~"emailservice-.*"} == 1', twin.now)
     assert working_set == []
     assert {w["labels"]["reason"] for w in waiting} == {"ImagePullBackOff"}
     twin.rollback("emailservice")
     twin.advance_to(300.0)
-    [series] = promql.instant('container_memory_working_set_bytes{container="emailservice"}', twin.now)
+    [series] = promql.instant('container_memory_working_set_bytes{pod=~"emailservice-.*"}', twin.now)
     assert series["value"] > 0

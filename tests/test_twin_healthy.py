@@ -94,7 +94,7 @@ def test_kubernetes_json_shapes(marathon: Backend) -> None:
     deployment = marathon.resources("deployments", "cartservice")[0]
     container = deployment["spec"]["template"]["spec"]["containers"][0]
     env = {e["name"]: e for e in container["env"]}
-    assert env["REDIS_ADDR"]["value"] == "redis-cart:6379"
+    assert env["REDIS_ADDR"]["value"] == "redis-cart:6379,password=$(REDIS_PASSWORD)"
     assert env["REDIS_PASSWORD"]["valueFrom"]["secretKeyRef"]["name"] == "redis-cart-credentials"
     assert deployment["status"]["availableReplicas"] == 1
     service = marathon.resources("services", "emailservice")[0]

@@ -100,9 +100,9 @@ def test_a_rollout_records_the_controllers_and_the_kubelets_events(twin: Twin) -
     assert kubelet["Pulled"] in (f'Container image "{image}" already present on machine',
                                  *[e["message"] for e in _events(twin, new_pod, "Pulled")
                                    if e["message"].startswith(f'Successfully pulled image "{image}" in ')])
-    assert kubelet["Created"] == "Created container currencyservice"
-    assert kubelet["Started"] == "Started container currencyservice"
-    assert {e["message"] for e in _events(twin, old_pod, "Killing")} == {"Stopping container currencyservice"}
+    assert kubelet["Created"] == "Created container server"  # upstream names every container `server`
+    assert kubelet["Started"] == "Started container server"
+    assert {e["message"] for e in _events(twin, old_pod, "Killing")} == {"Stopping container server"}
 
 
 def test_the_first_image_pull_on_a_node_reports_its_duration_and_size(twin: Twin) -> None:
@@ -117,25 +117,25 @@ def test_scaling_names_both_sizes_and_deleted_pods_terminate_gracefully(twin: Tw
     """kubectl scale: "Scaled up replica set X from 1 to 3", then "... down ... from 3 to 0"
     (pkg/controller/deployment/sync.go). A deleted pod leaves its Service at once, carries
     deletionTimestamp = now + terminationGracePeriodSeconds (default 30 s, pkg/apis/core/v1/
-    defaults.go) and goes when its container has exited (pkg/kubelet/kuberuntime KillPod)."""
-    rs = _pods(twin, "cartservice")[0]["metadata"]["ownerReferences"][0]["name"]
-    twin.scale("cartservice", 3)
+    defaults.go; checkoutservice's manifest sets none) and goes when its container has exited (pkg/kubelet/kuberuntime KillPod)."""
+    rs = _pods(twin, "checkoutservice")[0]["metadata"]["ownerReferences"][0]["name"]
+    twin.scale("checkoutservice", 3)
     twin.advance_to(120.0)
-    twin.scale("cartservice", 0)
+    twin.scale("checkoutservice", 0)
     twin.advance_to(125.0)
-    scaling = [e["message"] for e in _events(twin, "cartservice", "ScalingReplicaSet")][-2:]
+    scaling = [e["message"] for e in _events(twin, "checkoutservice", "ScalingReplicaSet")][-2:]
     assert scaling == [f"Scaled up replica set {rs} from 1 to 3", f"Scaled down replica set {rs} from 3 to 0"]
-    terminating = _pods(twin, "cartservice")
+    terminating = _pods(twin, "checkoutservice")
     assert len(terminating) == 3
     for pod in terminating:
         assert pod["metadata"]["deletionGracePeriodSeconds"] == 30 == pod["spec"]["terminationGracePeriodSeconds"]
         assert pod["metadata"]["deletionTimestamp"] == "2025-01-01T12:02:30Z"  # deleted at t=120, + 30 s
         assert not pod["status"]["containerStatuses"][0]["ready"]
     assert len(_events(twin, rs, "SuccessfulDelete")) == 3
-    status = twin.resources("deployments", "cartservice")[0]["status"]
+    status = twin.resources("deployments", "checkoutservice")[0]["status"]
     assert status["replicas"] == 0 and status["readyReplicas"] == 0
     twin.advance_to(130.0)
-    assert _pods(twin, "cartservice") == []
+    assert _pods(twin, "checkoutservice") == []
 
 
 def test_a_timed_out_rollout_is_a_condition_not_an_event(twin: Twin) -> None:
@@ -171,7 +171,7 @@ def test_crash_loop_restarts_at_once_then_backs_off_doubling(twin: Twin) -> None
     backoff = _events(twin, name, "BackOff")
     # format.Pod (pkg/kubelet/util/format/pod.go): name_namespace(uid)
     assert [e["message"] for e in backoff] == [
-        f"Back-off restarting failed container shippingservice in pod {name}_boutique({uid})"]
+        f"Back-off restarting failed container server in pod {name}_boutique({uid})"]
     assert not [e for e in twin.events(limit=10_000) if e["reason"] == "OOMKilling"]
 
 

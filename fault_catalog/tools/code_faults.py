@@ -307,27 +307,6 @@ def GetSupportedCurrencies(ctx, request):""",
         "log": ("checkoutservice", "Credit card info is invalid"),
     },
     {
-        "id": "code-payment-space-separators",
-        "service": "paymentservice",
-        "edits": [
-            (
-                "service.py",
-                """    return "".join(ch for ch in number if ch not in " -")
-""",
-                """    return number.replace(" ", "")
-""",
-            ),
-            ("test_service.py", None, None),
-        ],
-        "test_rename": ("4432-8015-6152-045", "4432 8015 6152 045"),
-        "change_cause": "paymentservice: normalise card numbers typed with spaces",
-        "update": "Normalise card numbers by removing the spaces the new card form inserts.",
-        "defect": "The checkout form still sends numbers with dashes, which no longer parse as "
-        "digits, so every card is invalid.",
-        "exposed_by": ["checkout"],
-        "log": ("checkoutservice", "Credit card info is invalid"),
-    },
-    {
         "id": "code-payment-review-threshold",
         "service": "paymentservice",
         "edits": [

@@ -271,9 +271,15 @@ def configuration(w: Writer, app: dict[str, Any]) -> None:
         for var, value in sorted(dep.get("env", {}).items()):
             if not var.endswith("_ADDR") or ":" not in value:
                 continue
-            host, port = value.split(":")
+            # a redis address is a StackExchange.Redis configuration string: the endpoint, then
+            # options (the password) that a changed host or port leaves as they were
+            endpoint, comma, options = value.partition(",")
+            host, port = endpoint.split(":")
+            suffix = comma + options
             short = var.removesuffix("_ADDR").lower().replace("_", "-")
-            if host in TOLERATED:
+            # a service the manifests do not deploy (upstream's optional shopping assistant):
+            # nothing dials it on the paths the probes and the load take
+            if host in TOLERATED or host not in deps:
                 continue
             store = deps.get(host, {}).get("kind") == "datastore"
 
@@ -288,7 +294,7 @@ def configuration(w: Writer, app: dict[str, Any]) -> None:
                     **base(f"{dashed}:{port}"),
                     "log": {"service": emitter, "message": "no such host"},
                     "change_cause": f"Point {var} at the {dashed} alias from the service naming cleanup",
-                    "injection": {"env": {var: f"{dashed}:{port}"}},
+                    "injection": {"env": {var: f"{dashed}:{port}{suffix}"}},
                     "recovery": f"Restore {var}={value}",
                     "remedy": rollback(caller),
                 },
@@ -299,7 +305,7 @@ def configuration(w: Writer, app: dict[str, Any]) -> None:
                     **base(f"{host}:{int(port) + 1}"),
                     "log": {"service": emitter, "message": "connection refused"},
                     "change_cause": f"Use the new {host} port in {var}",
-                    "injection": {"env": {var: f"{host}:{int(port) + 1}"}},
+                    "injection": {"env": {var: f"{host}:{int(port) + 1}{suffix}"}},
                     "recovery": f"Restore {var}={value}",
                     "remedy": rollback(caller),
                 },

@@ -49,6 +49,14 @@ class DeploymentSpec:
     rpc_service: str = ""
     health_paths: tuple[str, ...] = ()
     datastore: dict[str, Any] = field(default_factory=dict)
+    # the container spec as upstream's manifest writes it (release/kubernetes-manifests.yaml):
+    # its name (`server`; redis `redis`), the container port's name (only currencyservice's is
+    # named), args, and the env entries' order (Secret references first, then `env` as written)
+    container: str = "server"
+    port_name: str = ""
+    args: tuple[str, ...] = ()
+    env_order: tuple[str, ...] = ()
+    termination_grace_seconds: int = 30  # the API server's default when the manifest sets none
 
 
 @dataclass(frozen=True)
@@ -58,6 +66,7 @@ class ServiceSpec:
     target_port: int
     selector: str
     type: str = "ClusterIP"
+    port_name: str = ""
 
 
 @dataclass(frozen=True)
@@ -169,6 +178,7 @@ def load_app_file(path: Path) -> AppSpec:
             target_port=r.get(body, "targetPort", f"{where}.targetPort", int),
             selector=r.get(body, "selector", f"{where}.selector", str),
             type=r.get(body, "type", f"{where}.type", str, "ClusterIP"),
+            port_name=r.get(body, "port_name", f"{where}.port_name", str, ""),
         )
         if svc.selector not in deployments:
             raise r.fail(f"{where}.selector", f"no deployment named {svc.selector!r}")
@@ -249,6 +259,10 @@ def _deployment(r: _Reader, name: str, body: Any) -> DeploymentSpec:
         if ptype not in PROBE_TYPES:
             raise r.fail(f"{w}.probes.{probe_kind}.type", f"expected one of {', '.join(PROBE_TYPES)}")
         r.get(probe, "port", f"{w}.probes.{probe_kind}.port", int)
+        for i, header in enumerate(r.get(probe, "httpHeaders", f"{w}.probes.{probe_kind}.httpHeaders", list, [])):
+            hw = f"{w}.probes.{probe_kind}.httpHeaders[{i}]"
+            r.get(header, "name", f"{hw}.name", str)
+            r.get(header, "value", f"{hw}.value", str)
     methods: dict[str, MethodSpec] = {}
     section = "routes" if kind == "http" else "methods"
     for mname, mbody in r.get(body, section, f"{w}.{section}", dict, {}).items():
@@ -268,13 +282,17 @@ def _deployment(r: _Reader, name: str, body: Any) -> DeploymentSpec:
             r.get(ref, "key", f"{w}.secret_env.{var}.key", str),
         )
     base_memory = _quantity(r, parse_memory, r.get(body, "base_memory", f"{w}.base_memory", str), f"{w}.base_memory")
+    env = {str(k): str(v) for k, v in (r.get(body, "env", f"{w}.env", dict, {}) or {}).items()}
+    args = r.get(body, "args", f"{w}.args", list, [])
+    if not all(isinstance(a, str) for a in args):
+        raise r.fail(f"{w}.args", "expected a list of strings")
     return DeploymentSpec(
         name=name,
         image=r.get(body, "image", f"{w}.image", str),
         kind=kind,
         port=r.get(body, "port", f"{w}.port", int),
         language=r.get(body, "language", f"{w}.language", str, ""),
-        env={str(k): str(v) for k, v in (r.get(body, "env", f"{w}.env", dict, {}) or {}).items()},
+        env=env,
         secret_env=secret_env,
         resources={p: dict(resources[p]) for p in ("requests", "limits")},
         replicas=r.get(body, "replicas", f"{w}.replicas", int, 1),
@@ -285,6 +303,13 @@ def _deployment(r: _Reader, name: str, body: Any) -> DeploymentSpec:
         rpc_service=r.get(body, "rpc_service", f"{w}.rpc_service", str, ""),
         health_paths=tuple(r.get(body, "health_paths", f"{w}.health_paths", list, [])),
         datastore=dict(r.get(body, "datastore", f"{w}.datastore", dict, {})),
+        container=r.get(body, "container", f"{w}.container", str, "server"),
+        port_name=r.get(body, "port_name", f"{w}.port_name", str, ""),
+        args=tuple(args),
+        termination_grace_seconds=r.get(body, "terminationGracePeriodSeconds",
+                                         f"{w}.terminationGracePeriodSeconds", int, 30),
+        # Secret references come first so literal values can refer to them with $(VAR)
+        env_order=(*secret_env, *(k for k in env if k not in secret_env)),
     )
 
 

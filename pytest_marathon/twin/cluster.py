@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from pytest_marathon.determinism import rng_for
+from pytest_marathon.twin import envvars
 from pytest_marathon.twin.appspec import AppSpec
 from pytest_marathon.twin.events import EventLog
 from pytest_marathon.twin.objects import (
@@ -26,7 +27,6 @@ from pytest_marathon.twin.objects import (
     Pod,
     PodTemplate,
     ReplicaSet,
-    container_name,
     pod_uid,
     resolve_fraction,
     timestamp,
@@ -94,6 +94,10 @@ class Cluster:
                 secret_env=dict(dep.secret_env),
                 resources={k: dict(v) for k, v in dep.resources.items()},
                 probes={k: dict(v) for k, v in dep.probes.items()},
+                container=dep.container,
+                port_name=dep.port_name,
+                args=dep.args,
+                env_order=dep.env_order,
             )
             deployment = Deployment(name=name, port=dep.port, template=template, replicas=dep.replicas)
             self.deployments[name] = deployment
@@ -300,6 +304,7 @@ class Cluster:
             created_at=now,
             start_delay=self._start_rng.uniform(8.0, 12.0),
             ip=f"10.8.{list(self.nodes).index(node.name)}.{self._ip_counter % 250 + 2}",
+            grace_seconds=self.spec.deployments[rs.deployment].termination_grace_seconds,
         )
         self.pods[name] = pod
         self.events.add(now, "Normal", "SuccessfulCreate", "ReplicaSet", rs.name, f"Created pod: {name}")
@@ -336,7 +341,7 @@ class Cluster:
         pod.ready = False
         if self.nodes[pod.node].ready:
             self.events.add(now, "Normal", "Killing", "Pod", pod.name,
-                            f"Stopping container {container_name(pod.deployment)}")
+                            f"Stopping container {pod.template.container}")
             self._stop_container(pod)
 
     def _stop_container(self, pod: Pod) -> None:
@@ -351,7 +356,7 @@ class Cluster:
             return
         if pod.running or pod.instance is not None:
             self.events.add(now, "Normal", "Killing", "Pod", pod.name,
-                            f"Stopping container {container_name(pod.deployment)}")
+                            f"Stopping container {pod.template.container}")
             self._stop_container(pod)
             return
         self.pods.pop(pod.name, None)
@@ -382,7 +387,7 @@ class Cluster:
         start (startContainer, kuberuntime_container.go). Reasons: pkg/kubelet/events/event.go."""
         if pod.started_at is None and now < pod.created_at + CREATE_DELAY:
             return
-        container = container_name(pod.deployment)
+        container = pod.template.container
         if pod.backoff_until is not None and now < pod.backoff_until:
             pod.waiting_reason = "CrashLoopBackOff"
             self.events.add(now, "Warning", "BackOff", "Pod", pod.name,
@@ -390,15 +395,18 @@ class Cluster:
             return
         if not self._ensure_image(pod, now):
             return
-        env = dict(pod.template.env)
+        raw = dict(pod.template.env)
         for var, (secret, key) in pod.template.secret_env.items():
             if key not in self.secrets.get(secret, {}):
                 pod.waiting_reason = "CreateContainerConfigError"
                 self.events.add(now, "Warning", "Failed", "Pod", pod.name,
                                 f'Error: couldn\'t find key {key} in Secret {self.namespace}/{secret}')
                 return
-            env[var] = self.secrets[secret][key]
+            raw[var] = self.secrets[secret][key]
+        # entries in list order, literals expanding `$(VAR)` of earlier ones (twin/envvars.py)
+        env = envvars.resolve(pod.template.env_names(), raw, set(pod.template.env))
         pod.env = env
+        pod.args = tuple(envvars.expand(arg, env) for arg in pod.template.args)
         pod.listen_port = _listen_port(env, self.deployments[pod.deployment].port)
         restarted = pod.started_at is not None
         if restarted:
@@ -493,7 +501,7 @@ class Cluster:
             period = liveness.get("periodSeconds", 10)
             if pod.liveness_failures * 5.0 >= period * liveness.get("failureThreshold", 3):
                 self.events.add(now, "Normal", "Killing", "Pod", pod.name,
-                                f"Container {container_name(pod.deployment)} failed liveness probe, will be restarted")
+                                f"Container {pod.template.container} failed liveness probe, will be restarted")
                 self.terminate(pod, "Error", 143, now, detail="liveness probe failed")
                 self._restart_unless_backing_off(pod, now)
                 return

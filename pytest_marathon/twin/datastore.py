@@ -1,9 +1,11 @@
 """A redis-like datastore server (redis-cart) and the client service code gets from `ctx.datastore`.
 
 The server belongs to a pod (its data lives in the pod's emptyDir, lost when the pod is
-replaced). The password is `requirepass` read from the pod's env at start, so rotating the Secret
-only bites clients whose pods started before the rotation; `maxmemory` makes writes fail with
-redis' own OOM error while used memory (its own ~0.9 MB overhead plus the data) is over it.
+replaced). The password is `requirepass` from the server's command line at start (the Secret
+reaches it through `$(REDIS_PASSWORD)` in the container's args), so rotating the Secret only
+bites clients whose pods started before the rotation; a `maxmemory` (none by default, as in
+redis; the chaos fault sets one) makes writes fail with redis' own OOM error while used memory
+(its own ~0.9 MB overhead plus the data) is over it.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ class RedisServer:
     def _guard_write(self) -> None:
         """Redis' noeviction policy: a write is refused while used memory is over maxmemory (the
         write that crosses it still lands), so the write that makes a value outgrow it fails."""
-        if self.used_bytes > self.maxmemory:
+        if self.maxmemory and self.used_bytes > self.maxmemory:  # 0: no limit, redis' default
             self.commands_failed += 1
             raise RpcError("RESOURCE_EXHAUSTED", OOM_MESSAGE)
 

@@ -43,6 +43,7 @@ from pytest_marathon.twin.objects import (
 )
 from pytest_marathon.twin.patching import PatchError, apply_patch
 from pytest_marathon.twin.quantities import QuantityError, parse_cpu, parse_memory
+from pytest_marathon.twin.redis_config import requirepass
 from pytest_marathon.twin.runtime import CallContext, NullSink, Runtime, _Trace
 from pytest_marathon.twin.sandbox_errors import SandboxError
 from pytest_marathon.twin.scrape import scrape_cluster
@@ -72,9 +73,12 @@ class _Containers:
         twin = self.twin
         dep = twin.spec.deployments[pod.deployment]
         if dep.kind == "datastore":
-            maxmemory = parse_memory(str(dep.datastore.get("maxmemory", "256Mi")))
-            twin.servers[pod.name] = twin.servers.get(pod.name) or RedisServer(pod.env.get("REDIS_PASSWORD"), maxmemory)
-            twin.servers[pod.name].password = pod.env.get("REDIS_PASSWORD") or None
+            # redis' default maxmemory is 0, no limit (redis.conf); the manifest may set one
+            limit = dep.datastore.get("maxmemory")
+            maxmemory = parse_memory(str(limit)) if limit is not None else 0
+            password = requirepass(pod.args)  # `--requirepass` from the container's args
+            twin.servers[pod.name] = twin.servers.get(pod.name) or RedisServer(password, maxmemory)
+            twin.servers[pod.name].password = password
             return
         try:
             compiled = twin.registry.compiled(pod.template.image)
@@ -220,8 +224,11 @@ class Twin:
 
     def logs(self, *, service: str | None = None, since: float | None = None, until: float | None = None,
              level: str | None = None, contains: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
-        return self.telemetry.query_logs(service=service, since=since, until=until, level=level,
-                                         contains=contains, limit=limit)
+        lines = self.telemetry.query_logs(service=service, since=since, until=until, level=level,
+                                          contains=contains, limit=limit)
+        # a line is a container's (`kubectl logs <pod> -c server`, a log agent's `container`
+        # label): the name the manifest gives it, `server` for every Online Boutique service
+        return [_with_container(line, self.spec.deployments.get(line.get("service", ""))) for line in lines]
 
     def traces(self, *, service: str | None = None, since: float | None = None, until: float | None = None,
                errors_only: bool = False, min_duration_ms: float | None = None, limit: int = 20) -> list[dict[str, Any]]:
@@ -281,7 +288,7 @@ class Twin:
         elif kind == "services":
             for svc in sorted(self.spec.services.values(), key=lambda s: s.name):
                 out.append(service_k8s(svc.name, ns, svc.port, svc.target_port, svc.selector, svc.type,
-                                       self.runtime.cluster_ip(svc.name)))
+                                       self.runtime.cluster_ip(svc.name), svc.port_name))
         elif kind == "configmaps":
             for cname, data in sorted(cluster.configmaps.items()):
                 out.append(configmap_k8s(cname, ns, data))
@@ -601,3 +608,14 @@ def _describe_change(env: Mapping[str, str | None] | None, resources: Mapping[st
     parts = [f"{k}={v}" if v is not None else f"{k}-" for k, v in sorted((env or {}).items())]
     parts += [f"{k}={v}" for k, v in sorted((resources or {}).items())]
     return "update_config " + " ".join(parts)
+
+
+def _with_container(line: dict[str, Any], dep: Any) -> dict[str, Any]:
+    if dep is None:
+        return line
+    out: dict[str, Any] = {}
+    for key, value in line.items():
+        out[key] = value
+        if key == "pod":
+            out["container"] = dep.container
+    return out

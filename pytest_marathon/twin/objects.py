@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from pytest_marathon.twin.envvars import env_names
+
 EPOCH = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
 # The API server's default spec.revisionHistoryLimit for apps/v1 Deployments
 # (pkg/apis/apps/v1/defaults.go); the deployment controller deletes older idle ReplicaSets.
@@ -31,7 +33,11 @@ def timestamp(t: float | None) -> str | None:
 
 @dataclass
 class PodTemplate:
-    """What a ReplicaSet stamps out: everything a rollout can change."""
+    """What a ReplicaSet stamps out: everything a rollout can change.
+
+    `container`, `port_name`, `args` and `env_order` are the container spec's own facts as the
+    manifest states them (upstream names every container `server`, redis `redis`); `env_order`
+    is the manifest's order of env entries, which `$(VAR)` references depend on."""
 
     image: str
     env: dict[str, str]
@@ -39,6 +45,10 @@ class PodTemplate:
     resources: dict[str, dict[str, str]]
     probes: dict[str, dict[str, Any]]
     restarted_at: str = ""
+    container: str = "server"
+    port_name: str = ""
+    args: tuple[str, ...] = ()
+    env_order: tuple[str, ...] = ()
 
     def copy(self) -> PodTemplate:
         return copy.deepcopy(self)
@@ -52,31 +62,39 @@ class PodTemplate:
             "resources": self.resources,
             "probes": self.probes,
             "restarted_at": self.restarted_at,
+            "container": self.container,
+            "port_name": self.port_name,
+            "args": list(self.args),
         }
         text = json.dumps(doc, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()[:10]
 
-    def container_k8s(self, name: str, port: int) -> dict[str, Any]:
-        env = [{"name": k, "value": v} for k, v in sorted(self.env.items())]
-        env += [
-            {"name": k, "valueFrom": {"secretKeyRef": {"name": s, "key": key}}}
-            for k, (s, key) in sorted(self.secret_env.items())
-        ]
+    def env_names(self) -> list[str]:
+        """The env entries' names in the container's list order."""
+        return env_names(self.env_order, self.env, self.secret_env)
+
+    def container_k8s(self, port: int) -> dict[str, Any]:
+        env: list[dict[str, Any]] = []
+        for k in self.env_names():
+            if k in self.secret_env:
+                s, key = self.secret_env[k]
+                env.append({"name": k, "valueFrom": {"secretKeyRef": {"name": s, "key": key}}})
+            else:
+                env.append({"name": k, "value": self.env[k]})
+        container_port: dict[str, Any] = {"containerPort": port, "protocol": "TCP"}
+        if self.port_name:
+            container_port = {"name": self.port_name, **container_port}
         container: dict[str, Any] = {
-            "name": container_name(name),
+            "name": self.container,
             "image": self.image,
-            "ports": [{"containerPort": port, "protocol": "TCP"}],
+            **({"args": list(self.args)} if self.args else {}),
+            "ports": [container_port],
             "env": env,
             "resources": copy.deepcopy(self.resources),
         }
         for kind, probe in sorted(self.probes.items()):
             container[f"{kind}Probe"] = probe_k8s(probe)
         return container
-
-
-def container_name(deployment: str) -> str:
-    """The name of a deployment's only container, as pod specs, events and metrics carry it."""
-    return deployment if deployment != "redis-cart" else "redis"
 
 
 def pod_uid(name: str, namespace: str) -> str:
@@ -92,6 +110,8 @@ def probe_k8s(probe: dict[str, Any]) -> dict[str, Any]:
         out["grpc"] = {"port": probe["port"]}
     elif probe["type"] == "http":
         out["httpGet"] = {"path": probe.get("path", "/"), "port": probe["port"]}
+        if probe.get("httpHeaders"):
+            out["httpGet"]["httpHeaders"] = [dict(h) for h in probe["httpHeaders"]]
     else:
         out["tcpSocket"] = {"port": probe["port"]}
     for key in ("initialDelaySeconds", "periodSeconds", "failureThreshold"):
@@ -199,6 +219,7 @@ class Pod:
     deleted_at: float | None = None
     grace_seconds: int = 30
     env: dict[str, str] = field(default_factory=dict)
+    args: tuple[str, ...] = ()  # the container's args with `$(VAR)` expanded at start
     listen_port: int = 0
     instance: Any = None
     liveness_failures: int = 0
@@ -362,7 +383,7 @@ def _template_k8s(name: str, port: int, template: PodTemplate) -> dict[str, Any]
         annotations["kubectl.kubernetes.io/restartedAt"] = template.restarted_at
     return {
         "metadata": {"labels": {"app": name}, "annotations": annotations},
-        "spec": {"containers": [template.container_k8s(name, port)]},
+        "spec": {"containers": [template.container_k8s(port)]},
     }
 
 
@@ -391,7 +412,7 @@ def replicaset_k8s(rs: ReplicaSet, namespace: str, port: int, ready: int) -> dic
 
 
 def pod_k8s(pod: Pod, namespace: str, port: int) -> dict[str, Any]:
-    container = pod.template.container_k8s(pod.deployment, port)
+    container = pod.template.container_k8s(port)
     status: dict[str, Any] = {
         "name": container["name"],
         "image": pod.template.image,
@@ -435,7 +456,12 @@ def pod_k8s(pod: Pod, namespace: str, port: int) -> dict[str, Any]:
     }
 
 
-def service_k8s(name: str, namespace: str, port: int, target: int, selector: str, svc_type: str, cluster_ip: str) -> dict[str, Any]:
+def service_k8s(name: str, namespace: str, port: int, target: int, selector: str, svc_type: str, cluster_ip: str,
+                port_name: str = "") -> dict[str, Any]:
+    """A v1 Service; its port carries the manifest's name (upstream: `http`, `grpc`, `tcp-redis`)."""
+    service_port: dict[str, Any] = {"port": port, "targetPort": target, "protocol": "TCP"}
+    if port_name:
+        service_port = {"name": port_name, **service_port}
     return {
         "apiVersion": "v1",
         "kind": "Service",
@@ -444,7 +470,7 @@ def service_k8s(name: str, namespace: str, port: int, target: int, selector: str
             "type": svc_type,
             "clusterIP": cluster_ip,
             "selector": {"app": selector},
-            "ports": [{"name": "grpc" if name != "frontend-external" else "http", "port": port, "targetPort": target, "protocol": "TCP"}],
+            "ports": [service_port],
         },
     }
 

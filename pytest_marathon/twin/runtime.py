@@ -21,6 +21,7 @@ from pytest_marathon.twin.cluster import Cluster
 from pytest_marathon.twin.datastore import DatastoreClient, RedisServer
 from pytest_marathon.twin.errors import RpcError
 from pytest_marathon.twin.objects import Pod
+from pytest_marathon.twin.redis_config import parse_configuration
 from pytest_marathon.twin.sandbox_errors import SandboxError, SandboxLimit, UnknownMethod
 
 NETWORK_MS = 0.35
@@ -136,15 +137,18 @@ class CallContext:
         return self._rt.call(self, str(addr), str(method), request if request is not None else {}, timeout)
 
     def datastore(self, addr: str, password: str | None = None) -> DatastoreClient:
-        """Connects (and authenticates) now, as a redis client's connect does; commands reconnect."""
+        """Connects (and authenticates) now, as a redis client's connect does; commands reconnect.
+        `addr` is a StackExchange.Redis configuration string (twin/redis_config.py): its endpoint
+        is dialled, its `password=` option sent unless `password` is given."""
         rt = self._rt
+        endpoint, configured = parse_configuration(str(addr))
 
         def connect() -> RedisServer:
-            server, ms = rt.connect_datastore(self._pod, str(addr))
+            server, ms = rt.connect_datastore(self._pod, endpoint)
             self._elapsed_ms += ms
             return server
 
-        client = DatastoreClient(connect, password)
+        client = DatastoreClient(connect, password if password is not None else configured)
         client._run("exists", "__connect__")
         return client
 

@@ -15,8 +15,9 @@ def scrape_cluster(tel: Telemetry, cluster: Cluster, servers: dict[str, RedisSer
     gauge = tel.gauge
     tel.retire_pods(t, {pod.name for pod in cluster.pods.values()})
     for pod in sorted(cluster.pods.values(), key=lambda p: p.name):
-        container = "redis" if pod.deployment == "redis-cart" else pod.deployment
-        ids = (("pod", pod.name), ("container", container))
+        # the container's own name, as cAdvisor and kube-state-metrics label it: `server` for
+        # every Online Boutique service, `redis` for redis-cart (release/kubernetes-manifests.yaml)
+        ids = (("pod", pod.name), ("container", pod.template.container))
         limits = pod.template.resources["limits"]
         memory_limit = float(parse_memory(limits["memory"]))
         # cAdvisor reports a container's cgroup only while it runs: none while it is created,

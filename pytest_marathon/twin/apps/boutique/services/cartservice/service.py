@@ -9,7 +9,7 @@ MAX_QUANTITY = 1000
 def open_store(ctx):
     """Connect to redis; failures surface like the C# store's FailedPrecondition."""
     try:
-        return ctx.datastore(ctx.env("REDIS_ADDR"), password=ctx.env("REDIS_PASSWORD"))
+        return ctx.datastore(ctx.env("REDIS_ADDR"))  # a StackExchange.Redis configuration string
     except ctx.RpcError as err:
         ctx.log("error", f"Can't access cart storage. {err.message}")
         ctx.fail("FAILED_PRECONDITION", f"Can't access cart storage. {err.message}")
