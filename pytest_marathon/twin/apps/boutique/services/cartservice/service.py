@@ -10,6 +10,8 @@ status a handler raises is logged by ASP.NET Core itself.
 
 import json
 
+import linq
+
 # Microsoft.Extensions.Caching.StackExchangeRedis keeps an entry as a hash with a `data` field.
 CART_FIELD = "data"
 # StackExchange.Redis: connect/auth failures vs errors a redis command returns
@@ -57,12 +59,14 @@ def AddItem(ctx, request):
     cart = load_cart(ctx, store, user_id)
     if cart is None:
         cart = {"user_id": user_id, "items": []}
-    for existing in cart["items"]:
-        if existing["product_id"] == product_id:
-            existing["quantity"] = existing["quantity"] + quantity
-            break
-    else:
+    try:
+        existing = linq.single_or_default(cart["items"], product_id)
+    except linq.InvalidOperation as ex:  # the store's catch-all
+        ctx.fail("FAILED_PRECONDITION", f"Can't access cart storage. {ex.text()}")
+    if existing is None:
         cart["items"].append({"product_id": product_id, "quantity": quantity})
+    else:
+        existing["quantity"] = existing["quantity"] + quantity
     save_cart(ctx, store, user_id, cart)
     return {}
 

@@ -47,3 +47,14 @@ def test_redis_down_is_a_failed_precondition_naming_the_exception():
                                  "RedisConnectionException: It was not possible to connect to "
                                  "the redis server(s).")
     assert ctx.logged("error") == []
+
+
+def test_a_line_stored_twice_fails_like_single_or_default():
+    """AddItemAsync's SingleOrDefault throws inside the store's catch-all."""
+    ctx = TestContext(env=ENV)
+    twice = '{"items": [{"product_id": "P", "quantity": 1}, {"product_id": "P", "quantity": 1}], "user_id": "u1"}'
+    ctx.datastore("redis-cart:6379").hset("u1", service.CART_FIELD, twice)
+    with raises(ctx.RpcError) as err:
+        service.AddItem(ctx, {"user_id": "u1", "item": {"product_id": "P", "quantity": 1}})
+    assert err.value.message == ("Can't access cart storage. System.InvalidOperationException: "
+                                 "Sequence contains more than one matching element")
