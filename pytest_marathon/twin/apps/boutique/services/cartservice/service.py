@@ -58,15 +58,16 @@ def AddItem(ctx, request):
     store = open_store(ctx)
     cart = load_cart(ctx, store, user_id)
     if cart is None:
-        cart = {"user_id": user_id, "items": []}
-    try:
-        existing = linq.single_or_default(cart["items"], product_id)
-    except linq.InvalidOperation as ex:  # the store's catch-all
-        ctx.fail("FAILED_PRECONDITION", f"Can't access cart storage. {ex.text()}")
-    if existing is None:
-        cart["items"].append({"product_id": product_id, "quantity": quantity})
+        cart = {"user_id": user_id, "items": [{"product_id": product_id, "quantity": quantity}]}
     else:
-        existing["quantity"] = existing["quantity"] + quantity
+        try:
+            existing = linq.single_or_default(cart["items"], product_id)
+        except linq.InvalidOperation as ex:  # the store's catch-all
+            ctx.fail("FAILED_PRECONDITION", f"Can't access cart storage. {ex.text()}")
+        if existing is None:
+            cart["items"].append({"product_id": product_id, "quantity": quantity})
+        else:
+            existing["quantity"] = existing["quantity"] + quantity
     save_cart(ctx, store, user_id, cart)
     return {}
 

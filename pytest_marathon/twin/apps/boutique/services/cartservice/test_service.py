@@ -3,6 +3,7 @@ src/cartservice/src/cartstore/RedisCartStore.cs."""
 
 from testing import TestContext, raises
 
+import linq
 import service
 
 ENV = {"REDIS_ADDR": "redis-cart:6379"}
@@ -49,12 +50,11 @@ def test_redis_down_is_a_failed_precondition_naming_the_exception():
     assert ctx.logged("error") == []
 
 
-def test_a_line_stored_twice_fails_like_single_or_default():
-    """AddItemAsync's SingleOrDefault throws inside the store's catch-all."""
-    ctx = TestContext(env=ENV)
-    twice = '{"items": [{"product_id": "P", "quantity": 1}, {"product_id": "P", "quantity": 1}], "user_id": "u1"}'
-    ctx.datastore("redis-cart:6379").hset("u1", service.CART_FIELD, twice)
-    with raises(ctx.RpcError) as err:
-        service.AddItem(ctx, {"user_id": "u1", "item": {"product_id": "P", "quantity": 1}})
-    assert err.value.message == ("Can't access cart storage. System.InvalidOperationException: "
-                                 "Sequence contains more than one matching element")
+def test_line_lookup_has_single_or_default_semantics():
+    """AddItemAsync's SingleOrDefault: null when absent, a throw when the line is there twice."""
+    lines = [{"product_id": "P", "quantity": 1}, {"product_id": "P", "quantity": 1}]
+    assert linq.single_or_default(lines, "Q") is None
+    with raises(linq.InvalidOperation) as err:
+        linq.single_or_default(lines, "P")
+    assert err.value.text() == ("System.InvalidOperationException: "
+                                "Sequence contains more than one matching element")

@@ -91,8 +91,20 @@ def required(value):
     return value != "" and value != 0
 
 
+def size_of(value):
+    """What go-playground's size tags (len, min, max) measure: a string's length, but a
+    number's own value."""
+    return len(value) if isinstance(value, str) else value
+
+
 def at_most(limit):
-    return lambda value: len(value) <= limit
+    """The `max=` tag."""
+    return lambda value: size_of(value) <= limit
+
+
+def exactly(size):
+    """The `len=` tag."""
+    return lambda value: size_of(value) == size
 
 
 def add_to_cart(quantity, product_id):
