@@ -68,7 +68,8 @@ FAULTS: list[dict[str, Any]] = [
         "cart fails inside the store and surfaces as a storage failure.",
         "exposed_by": ["addToCart", "checkout"],
         "log": ("cartservice", "Sequence contains no matching element"),
-        "probe": {"kind": "request", "route": "add_to_cart"},
+        # a checkout empties the probe's cart, so its next addition looks the line up
+        "probe": {"kind": "request", "route": "checkout"},
     },
     {
         "id": "code-cart-unit-cap",
@@ -105,33 +106,49 @@ MAX_CART_UNITS = 10
         "log": ("frontend", "failed to add to cart"),
     },
     {
-        "id": "code-cart-last-seen-key",
+        "id": "code-cart-stale-expiry",
         "service": "cartservice",
         "edits": [
             (
                 "service.py",
-                """    ctx.log("info", f"GetCartAsync called with userId={user_id}")
-    store = open_store(ctx)
-    cart = load_cart(ctx, store, user_id)
+                """CART_FIELD = "data"
 """,
-                """    ctx.log("info", f"GetCartAsync called with userId={user_id}")
-    store = open_store(ctx)
-    cart = load_cart(ctx, store, user_id)
-    try:  # last activity per shopper, for the abandoned-cart report
-        store.set(user_id, str(ctx.now))
-    except ctx.RpcError as err:
-        storage_error(ctx, err)
+                """CART_FIELD = "data"
+CART_TTL_SECONDS = 24 * 3600
 """,
-            )
+            ),
+            (
+                "service.py",
+                """    return None if raw is None else json.loads(raw)
+""",
+                """    if raw is None:
+        return None
+    cart = json.loads(raw)
+    # cart.UpdatedAt is a Timestamp message: abandoned carts start afresh
+    if ctx.now - cart.get("updated_at")["seconds"] > CART_TTL_SECONDS:
+        return None
+    return cart
+""",
+            ),
+            (
+                "service.py",
+                """def save_cart(ctx, store, user_id, cart):
+    try:
+""",
+                """def save_cart(ctx, store, user_id, cart):
+    cart["updated_at"] = {"seconds": ctx.now}
+    try:
+""",
+            ),
         ],
-        "change_cause": "cartservice: record each shopper's last cart activity in redis",
-        "update": "Stamp the time of each cart read in redis for the abandoned-cart report.",
-        "defect": "The stamp is written under the shopper id, the key that already holds the "
-        "cart hash: the string replaces the cart, and the next read or addition fails with "
-        "WRONGTYPE.",
+        "change_cause": "cartservice: drop carts abandoned for more than a day",
+        "update": "Stamp carts with an UpdatedAt timestamp on save; treat day-old carts as empty.",
+        "defect": "Carts saved before the release have no UpdatedAt, and an unset message field "
+        "is null in C#: reading any of them throws a NullReferenceException until the cart is "
+        "rewritten, which itself needs a read.",
         "exposed_by": ["index", "browseProduct", "addToCart", "viewCart", "checkout"],
-        "log": ("cartservice", "WRONGTYPE"),
-        "probe": {"kind": "request", "route": "view_cart"},
+        "log": ("cartservice", "Exception"),
+        "probe": {"kind": "request", "route": "home"},
     },
     # ---------------------------------------------------------------- checkoutservice (Go)
     {
@@ -283,7 +300,7 @@ REVIEW_ABOVE_UNITS = 500  # larger charges go to manual review
         "defect": "Amounts arrive in the shopper's currency, not USD: yen orders and large "
         "baskets are all held.",
         "exposed_by": ["checkout"],
-        "log": ("frontend", "charge held for manual review"),
+        "log": ("paymentservice", "charge held for manual review"),
         "probe": {"kind": "request", "route": "checkout", "currency": "JPY"},
     },
     {
@@ -305,7 +322,7 @@ REVIEW_ABOVE_UNITS = 500  # larger charges go to manual review
         "update": "Refuse charges in currencies the processor cannot settle.",
         "defect": "The storefront offers JPY and TRY; those orders can no longer be paid.",
         "exposed_by": ["checkout"],
-        "log": ("frontend", "is not supported by the processor"),
+        "log": ("paymentservice", "is not supported by the processor"),
         "probe": {"kind": "request", "route": "checkout", "currency": "TRY"},
     },
     {
@@ -334,7 +351,7 @@ REVIEW_ABOVE_UNITS = 500  # larger charges go to manual review
         "defect": "The loop stops before index 0, so the leading digit never counts: real card "
         "numbers fail the checksum and every charge is refused.",
         "exposed_by": ["checkout"],
-        "log": ("frontend", "Credit card info is invalid"),
+        "log": ("paymentservice", "Credit card info is invalid"),
     },
     {
         "id": "code-payment-limit-compare",
@@ -356,7 +373,7 @@ REVIEW_ABOVE_UNITS = 500  # larger charges go to manual review
         "defect": "Both sides of the comparison are strings, so it is lexicographic: 27 is "
         "\"greater\" than 2000, and most ordinary orders are refused.",
         "exposed_by": ["checkout"],
-        "log": ("frontend", "Charge exceeds the per-order limit"),
+        "log": ("paymentservice", "Charge exceeds the per-order limit"),
     },
     # ---------------------------------------------------------------- productcatalogservice (Go)
     {
@@ -430,6 +447,41 @@ RETIRED = ("HQTGWGPNH4", "1YMWWN1N4O")
         "exposed_by": ["browseProduct", "addToCart", "viewCart", "checkout"],
         "log": ("frontend", "no product with ID 1YMWWN1N4O"),
         "probe": {"kind": "request", "route": "product", "product_id": "1YMWWN1N4O"},
+    },
+    {
+        "id": "code-catalog-sale-lookup",
+        "service": "productcatalogservice",
+        "edits": [
+            (
+                "service.py",
+                """BY_ID = {product["id"]: product for product in CATALOG}
+""",
+                """BY_ID = {product["id"]: product for product in CATALOG}
+# promotions feed: product id -> sale (a pointer in the Go map; absent means no sale)
+SALES = {"66VCHSJNUP": {"active": True, "label": "20% off"}}
+""",
+            ),
+            (
+                "service.py",
+                """        ctx.fail("NOT_FOUND", f"no product with ID {product_id}")
+    return to_message(product)
+""",
+                """        ctx.fail("NOT_FOUND", f"no product with ID {product_id}")
+    message = to_message(product)
+    sale = SALES.get(product_id)
+    if sale["active"]:
+        message["sale_label"] = sale["label"]
+    return message
+""",
+            ),
+        ],
+        "change_cause": "productcatalogservice: label products on sale in GetProduct",
+        "update": "Attach the promotions feed's sale label to products on sale.",
+        "defect": "Products without a sale have no entry, so the lookup yields a nil sale and "
+        "reading its `active` flag panics for every product but the tank top.",
+        "exposed_by": ["browseProduct", "addToCart", "viewCart", "checkout"],
+        "log": ("productcatalogservice", "panic"),
+        "probe": {"kind": "request", "route": "product", "product_id": "OLJCESPC7Z"},
     },
     # ---------------------------------------------------------------- shippingservice (Go)
     {
@@ -592,6 +644,7 @@ FAR_ZONES = (0, 1, 2)  # first zip digit: the east coast, farthest from the ware
         "every recommendation fails.",
         "exposed_by": ["viewCart", "browseProduct"],
         "log": ("frontend", "failed to get product recommendations"),
+        "signature": "recommendationservice -> None",
     },
     {
         "id": "code-rec-cart-item-field",
@@ -687,36 +740,6 @@ FAR_ZONES = (0, 1, 2)  # first zip digit: the east coast, farthest from the ware
         "exposed_by": ["browseProduct", "addToCart"],
         "log": ("adservice", "Exception"),
     },
-    {
-        "id": "code-ad-random-bound",
-        "service": "adservice",
-        "edits": [
-            (
-                "service.py",
-                """def random_ads(seed):
-    ranked = sorted(range(len(ALL_ADS)),
-                    key=lambda index: hashlib.sha256(f"{seed}:{index}".encode()).hexdigest())
-    return [ALL_ADS[index] for index in ranked[:MAX_ADS_TO_SERVE]]
-""",
-                """def random_ads(seed):
-    \"\"\"Independent draws, as the Java service's random.nextInt does.\"\"\"
-    picks = []
-    for draw in range(MAX_ADS_TO_SERVE):
-        number = int(hashlib.sha256(f"{seed}:{draw}".encode()).hexdigest(), 16)
-        picks.append(ALL_ADS[number % (len(ALL_ADS) + 1)])
-    return picks
-""",
-            )
-        ],
-        "change_cause": "adservice: draw random ads independently like the reference service",
-        "update": "Draw each random ad independently instead of ranking all ads.",
-        "defect": "The draw's bound is one past the last ad: about one page in five without "
-        "context keys (the home page) asks for an ad that does not exist.",
-        "exposed_by": ["index"],
-        "log": ("adservice", "Exception"),
-        "probe": {"kind": "rpc", "service": "adservice", "method": "GetAds",
-                  "request": {"context_keys": []}},
-    },
     # ---------------------------------------------------------------- frontend (Go)
     {
         "id": "code-frontend-usd-total",
@@ -777,48 +800,6 @@ FAR_ZONES = (0, 1, 2)  # first zip digit: the east coast, farthest from the ware
         "probe": {"kind": "request", "route": "view_cart"},
     },
     {
-        "id": "code-frontend-cvv-length",
-        "service": "frontend",
-        "edits": [
-            (
-                "validator.py",
-                """        ("CcCVV", form["credit_card_cvv"], [("required", required)]),
-""",
-                """        ("CcCVV", form["credit_card_cvv"], [("required", required), ("len", exactly(3))]),
-""",
-            )
-        ],
-        "change_cause": "frontend: require three-digit card security codes",
-        "update": "Tighten the checkout form: the CVV must have three digits (`len=3`).",
-        "defect": "The CVV is parsed to an integer before validation, and on numbers the "
-        "validator's `len` compares the value, not its digits: every checkout is refused with "
-        "422.",
-        "exposed_by": ["checkout"],
-        "log": ("frontend", "Field 'CcCVV' is invalid: len"),
-        "probe": {"kind": "request", "route": "checkout"},
-    },
-    {
-        "id": "code-frontend-country-code",
-        "service": "frontend",
-        "edits": [
-            (
-                "validator.py",
-                """        ("Country", form["country"], text_rules),
-""",
-                """        ("Country", form["country"], [("required", required),
-                                      ("iso3166_1_alpha2", lambda v: len(v) == 2 and v.isupper())]),
-""",
-            )
-        ],
-        "change_cause": "frontend: validate the destination country as an ISO code",
-        "update": "Require an ISO 3166 alpha-2 country code in the checkout form.",
-        "defect": "The checkout form's country field is free text and shoppers send country "
-        "names: every checkout is refused with 422.",
-        "exposed_by": ["checkout"],
-        "log": ("frontend", "Field 'Country' is invalid: iso3166_1_alpha2"),
-        "probe": {"kind": "request", "route": "checkout"},
-    },
-    {
         "id": "code-frontend-card-expiry",
         "service": "frontend",
         "edits": [
@@ -839,24 +820,100 @@ FAR_ZONES = (0, 1, 2)  # first zip digit: the east coast, farthest from the ware
         "probe": {"kind": "request", "route": "checkout"},
     },
     {
-        "id": "code-frontend-zip-length",
+        "id": "code-frontend-product-uuid",
         "service": "frontend",
         "edits": [
             (
                 "validator.py",
-                """        ("ZipCode", form["zip_code"], [("required", required)]),
+                """        ("ProductID", product_id, [("required", required)]),
 """,
-                """        ("ZipCode", form["zip_code"], [("required", required), ("len", exactly(5))]),
+                """        ("ProductID", product_id, [("required", required), ("uuid", UUID.match)]),
+""",
+            ),
+            (
+                "validator.py",
+                """# validator currency_codes.go (the iso4217 tag)
+""",
+                """UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+# validator currency_codes.go (the iso4217 tag)
+""",
+            ),
+        ],
+        "change_cause": "frontend: validate product ids in the add-to-cart form",
+        "update": "Reject add-to-cart posts whose product id is not a UUID (`uuid` tag).",
+        "defect": "Catalog product ids are ten-character codes, not UUIDs: every addition to a "
+        "cart is refused with 422.",
+        "exposed_by": ["addToCart", "checkout"],
+        "log": ("frontend", "Field 'ProductID' is invalid: uuid"),
+        "probe": {"kind": "request", "route": "add_to_cart"},
+    },
+    {
+        "id": "code-frontend-shipping-estimate",
+        "service": "frontend",
+        "edits": [
+            (
+                "service.py",
+                """    recommended = optional_recommendations(ctx, session_id, [product_id])
+    return {"status": 200, "product": {"id": item["id"], "name": item["name"], "price": price},
+""",
+                """    recommended = optional_recommendations(ctx, session_id, [product_id])
+    # "delivered for" line under the price: the carrier's flat rate
+    delivered = money.add(price, {"currency_code": DEFAULT_CURRENCY, "units": 8,
+                                  "nanos": 990000000})
+    return {"status": 200, "product": {"id": item["id"], "name": item["name"], "price": price,
+                                       "delivered": delivered},
 """,
             )
         ],
-        "change_cause": "frontend: require five-digit zip codes at checkout",
-        "update": "Tighten the checkout form: zip codes must have five digits (`len=5`).",
-        "defect": "The zip code is parsed to an integer before validation, and on numbers the "
-        "validator's `len` compares the value itself: every checkout is refused with 422.",
-        "exposed_by": ["checkout"],
-        "log": ("frontend", "Field 'ZipCode' is invalid: len"),
-        "probe": {"kind": "request", "route": "checkout"},
+        "change_cause": "frontend: show the delivered price on product pages",
+        "update": "Show the price including the flat shipping rate under each product's price.",
+        "defect": "The flat rate is in USD while the price is in the shopper's currency: every "
+        "product page of a non-USD shopper fails to add them up.",
+        "exposed_by": ["browseProduct", "addToCart", "checkout"],
+        "log": ("frontend", "mismatching currency codes"),
+        "probe": {"kind": "request", "route": "product", "currency": "EUR"},
+    },
+    {
+        "id": "code-frontend-packaging-weight",
+        "service": "frontend",
+        "edits": [
+            (
+                "service.py",
+                """    recommended = optional_recommendations(ctx, session_id, [product_id])
+    return {"status": 200, "product": {"id": item["id"], "name": item["name"], "price": price},
+""",
+                """    recommended = optional_recommendations(ctx, session_id, [product_id])
+    packaging = packaging_info(ctx, product_id)
+    return {"status": 200, "product": {"id": item["id"], "name": item["name"], "price": price,
+                                       "weight": packaging["weight"]},
+""",
+            ),
+            (
+                "service.py",
+                """def view_cart(ctx, request):""",
+                """def packaging_info(ctx, product_id):
+    \"\"\"httpGetPackagingInfo: weight and size from the optional packaging service (nil when
+    PACKAGING_SERVICE_URL is not set).\"\"\"
+    if not ctx.env("PACKAGING_SERVICE_URL"):
+        return None
+    return {"product_id": product_id, "weight": 0.5}
+
+
+def view_cart(ctx, request):""",
+            ),
+            ("test_service.py", None, None),
+        ],
+        "test_rename": ('"AD_SERVICE_ADDR": "adservice:9555"}',
+                        '"AD_SERVICE_ADDR": "adservice:9555",\n'
+                        '       "PACKAGING_SERVICE_URL": "http://packaging.example"}'),
+        "change_cause": "frontend: show package weights on product pages",
+        "update": "Show the packaging service's weight for each product.",
+        "defect": "The page reads the weight without checking that packaging info exists; no "
+        "deployment configures the packaging service, so the info is nil and every product "
+        "page panics.",
+        "exposed_by": ["browseProduct", "addToCart", "checkout"],
+        "log": ("frontend", "panic"),
+        "probe": {"kind": "request", "route": "product"},
     },
     # ---------------------------------------------------------------- emailservice (Python)
     {
@@ -962,7 +1019,8 @@ def main() -> int:
             "mechanism": "change",
             "target": svc,
             "culprits": [svc],
-            "probe": with_signature(fault.get("probe", PROBE[svc]), fault["log"][1]),
+            "probe": with_signature(fault.get("probe", PROBE[svc]),
+                                    fault.get("signature", fault["log"][1])),
             "artifact": f"code:{svc}/service.py",
             "aliases": [f"image:{svc}"],
             "log": {"service": fault["log"][0], "message": fault["log"][1]},

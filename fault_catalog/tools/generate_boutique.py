@@ -265,6 +265,19 @@ def caller_of(callers: dict[str, list[tuple[str, str]]], svc: str) -> str:
     return callers.get(svc, [(svc, "")])[0][0]
 
 
+# Callers that hand a dependency's error back without logging it, except for the callees listed:
+# upstream checkoutservice (main.go PlaceOrder returns the wrapped error; only a failed
+# confirmation email is logged) and recommendationservice (the error travels to the frontend).
+UNLOGGED_CALLS = {"checkoutservice": {"emailservice"}, "recommendationservice": set()}
+
+
+def reporter(caller: str, callee: str) -> str:
+    """The service whose log shows `caller`'s failed call to `callee`."""
+    if caller in UNLOGGED_CALLS and callee not in UNLOGGED_CALLS[caller]:
+        return "frontend"
+    return caller
+
+
 def configuration(w: Writer, app: dict[str, Any]) -> None:
     deps = app["deployments"]
     for caller, dep in sorted(deps.items()):
@@ -280,8 +293,7 @@ def configuration(w: Writer, app: dict[str, Any]) -> None:
             base = partial(setting_base, caller, var, host, store)
 
             dashed = host.replace("service", "-service") if "service" in host else f"{host}-primary"
-            # recommendationservice passes call errors up without logging; its caller logs them
-            emitter = "frontend" if caller == "recommendationservice" else caller
+            emitter = reporter(caller, host)
             w.entry(
                 f"cfg-host-{caller}-{short}",
                 {
@@ -361,7 +373,7 @@ def configuration(w: Writer, app: dict[str, Any]) -> None:
                     "probe": probe_for(svc, [f"-> {address_of(app, svc)}", "connection refused"]),
                     "artifact": f"env:{svc}/PORT",
                     "aliases": [f"probe:{svc}/readiness"],
-                    "log": {"service": caller, "message": "connection refused"},
+                    "log": {"service": reporter(caller, svc), "message": "connection refused"},
                     "change_cause": f"Serve {svc} on {port + 10} to free {port} for the metrics sidecar",
                     "injection": {"env": {"PORT": str(port + 10)}, "probes": new_probes},
                     "recovery": f"Restore PORT={port} and the probes on {port}",
@@ -402,7 +414,7 @@ def configuration(w: Writer, app: dict[str, Any]) -> None:
                     "probe": probe_for(svc, [svc, "slow"]),
                     "artifact": f"limits:{svc}/cpu",
                     "aliases": [],
-                    "log": {"service": caller_of(callers, svc), "message": "context deadline exceeded"},
+                    "log": {"service": reporter(caller_of(callers, svc), svc), "message": "context deadline exceeded"},
                     "change_cause": f"Trim the {svc} CPU limit to {cut} to fit the smaller node pool",
                     # the API server rejects a limit under the request, so the slip is in both
                     "injection": {"resources": {"requests.cpu": cut, "limits.cpu": cut}},
@@ -487,7 +499,7 @@ def deployment(w: Writer, app: dict[str, Any]) -> None:
                 "probe": probe_for(svc, [f"-> {address_of(app, svc)}", "UNIMPLEMENTED"]),
                 "artifact": f"image:{svc}",
                 "aliases": [],
-                "log": {"service": caller, "message": "Unimplemented"},
+                "log": {"service": reporter(caller, svc), "message": "Unimplemented"},
                 "change_cause": f"Bump {svc} to the v0.10.6 release image",
                 "injection": {"image": deps[sibling]["image"]},
                 "recovery": f"Restore the image {deps[svc]['image']}",
@@ -512,7 +524,7 @@ def missing_image_tag(w: Writer, app: dict[str, Any], svc: str, caller: str) -> 
             "probe": probe_for(svc, [f"-> {address_of(app, svc)}", "no healthy upstream"]),
             "artifact": f"image:{svc}",
             "aliases": [],
-            "log": {"service": caller, "message": "no healthy upstream"},
+            "log": {"service": reporter(caller, svc), "message": "no healthy upstream"},
             "change_cause": f"Release {svc} {next_patch(tag)}; switch to Recreate so two versions never serve at once",
             "injection": {"image": f"{repo}:{next_patch(tag)}", "strategy": {"type": "Recreate"}},
             "recovery": f"Roll back to the image {image}",
@@ -571,7 +583,7 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
                 "pod_kill",
                 svc,
                 f"Kill {svc} pods",
-                log=(caller_of(callers, svc), "no healthy upstream"),
+                log=(reporter(caller_of(callers, svc), svc), "no healthy upstream"),
                 signature=unreachable(svc),
                 # the remedy corrects the single replica the kills exploit
                 artifact=f"replicas:{svc}",
@@ -607,7 +619,7 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
                 "cpu_hog",
                 svc,
                 f"CPU hog in {svc}",
-                log=(caller_of(callers, svc), "context deadline exceeded"),
+                log=(reporter(caller_of(callers, svc), svc), "context deadline exceeded"),
                 # throttled at its limit, every handler of svc waits behind the hog's backlog
                 signature=[svc, "slow"],
                 # the remedy raises the limit the hog saturates
@@ -626,7 +638,7 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
             "network_delay",
             svc,
             f"{svc} answers slowly",
-            log=(caller_of(callers, svc), "context deadline exceeded"),
+            log=(reporter(caller_of(callers, svc), svc), "context deadline exceeded"),
             # the slow hop is the call into svc, or svc's own handler when its own calls are slow
             signature=[svc, "slow"],
             artifact=f"pod:{svc}",
@@ -642,7 +654,7 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
             callee,
             f"Network delay between {caller} and {callee}",
             culprits=[callee],
-            log=(caller, "context deadline exceeded"),
+            log=(reporter(caller, callee), "context deadline exceeded"),
             signature=[f"{caller} -> {address_of(app, callee)}", "slow network"],
             artifact=f"network:{callee}",
             remedy="none",
@@ -662,7 +674,7 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
             "network_loss",
             svc,
             f"Packet loss to {svc}",
-            log=(caller_of(callers, svc), "connection reset by peer"),
+            log=(reporter(caller_of(callers, svc), svc), "connection reset by peer"),
             signature=[f"-> {address_of(app, svc)}", "connection reset by peer"],
             artifact=f"network:{svc}",
             remedy="none",
@@ -675,11 +687,7 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
             "partition",
             callee,
             f"Partition between {caller} and {callee}",
-            # recommendationservice passes call errors up; the frontend logs them
-            log=(
-                "frontend" if caller == "recommendationservice" else caller,
-                "context deadline exceeded",
-            ),
+            log=(reporter(caller, callee), "context deadline exceeded"),
             signature=[f"{caller} -> {address_of(app, callee)}", "deadline exceeded"],
             artifact=f"network:{callee}",
             remedy="none",
@@ -721,7 +729,7 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
             "node_failure",
             svc,
             f"The node hosting {svc} fails",
-            log=(caller_of(callers, svc), "no healthy upstream"),
+            log=(reporter(caller_of(callers, svc), svc), "no healthy upstream"),
             signature=unreachable(svc),
             artifact=f"pod:{svc}",
             aliases=nodes,

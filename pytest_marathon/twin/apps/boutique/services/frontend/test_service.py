@@ -89,7 +89,7 @@ def test_add_to_cart_answers_422_with_the_validator_text():
                                    "Field 'ProductID' is invalid: required\n"]
     assert ctx.calls == []
     page = service.add_to_cart(ctx, {"session_id": "s1", "product_id": "P", "quantity": "11"})
-    assert page["error"] == "Field 'Quantity' is invalid: lte\n"
+    assert page["error"].startswith("Field 'Quantity' is invalid: lte\n")
 
 
 def checkout_form(**changes):
