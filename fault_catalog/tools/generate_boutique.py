@@ -40,6 +40,7 @@ ROUTE_OF = {
 # their symptom is checked with a direct call instead of a page.
 RPC_PROBE = {
     "adservice": ("GetAds", {"context_keys": ["clothing"]}),
+    "recommendationservice": ("ListRecommendations", {"user_id": "synthetic-check", "product_ids": []}),
     "emailservice": (
         "SendOrderConfirmation",
         {
@@ -66,9 +67,10 @@ RPC_PROBE = {
 }
 
 
-# Callees whose failure their callers only log as a warning (ads on a page, the confirmation
-# email after an order): a wrong address to them is not an observable fault.
-TOLERATED = {"adservice", "emailservice"}
+# Callees whose failure their callers only log as a warning (ads on a page, recommendations on
+# the product and cart pages - src/frontend/handlers.go "not critical" -, the confirmation email
+# after an order): a wrong address to them is not an observable fault.
+TOLERATED = {"adservice", "emailservice", "recommendationservice"}
 # Busiest request paths, where packet loss and a partition show at the entry point.
 LOSSY = {
     "productcatalogservice",
@@ -271,6 +273,19 @@ def caller_of(callers: dict[str, list[tuple[str, str]]], svc: str) -> str:
 UNLOGGED_CALLS = {"checkoutservice": {"emailservice"}, "recommendationservice": set()}
 
 
+# What the reporter's log shows of a failed call when the caller drops the RPC error from its
+# message (main.go prepOrderItems: `failed to get product #%q`, `failed to convert price of %q`).
+CAUSE_DROPPED = {
+    ("checkoutservice", "productcatalogservice"): "failed to get product #",
+    ("checkoutservice", "currencyservice"): "failed to convert price of",
+}
+
+
+def reported(caller: str, callee: str, message: str) -> str:
+    """The text `reporter(caller, callee)` logs for a failed call whose error reads `message`."""
+    return CAUSE_DROPPED.get((caller, callee), message)
+
+
 def reporter(caller: str, callee: str) -> str:
     """The service whose log shows `caller`'s failed call to `callee`."""
     if caller in UNLOGGED_CALLS and callee not in UNLOGGED_CALLS[caller]:
@@ -298,7 +313,7 @@ def configuration(w: Writer, app: dict[str, Any]) -> None:
                 f"cfg-host-{caller}-{short}",
                 {
                     **base(f"{dashed}:{port}"),
-                    "log": {"service": emitter, "message": "no such host"},
+                    "log": {"service": emitter, "message": reported(caller, host, "no such host")},
                     "change_cause": f"Point {var} at the {dashed} alias from the service naming cleanup",
                     "injection": {"env": {var: f"{dashed}:{port}"}},
                     "recovery": f"Restore {var}={value}",
@@ -309,7 +324,7 @@ def configuration(w: Writer, app: dict[str, Any]) -> None:
                 f"cfg-port-{caller}-{short}",
                 {
                     **base(f"{host}:{int(port) + 1}"),
-                    "log": {"service": emitter, "message": "connection refused"},
+                    "log": {"service": emitter, "message": reported(caller, host, "connection refused")},
                     "change_cause": f"Use the new {host} port in {var}",
                     "injection": {"env": {var: f"{host}:{int(port) + 1}"}},
                     "recovery": f"Restore {var}={value}",
@@ -324,7 +339,7 @@ def configuration(w: Writer, app: dict[str, Any]) -> None:
                     f"cfg-cleared-{caller}-{short}",
                     {
                         **base(""),
-                        "log": {"service": emitter, "message": "missing port in address"},
+                        "log": {"service": emitter, "message": reported(caller, host, "missing port in address")},
                         "change_cause": f"Move {var} to the shared service defaults",
                         "injection": {"env": {var: ""}},
                         "recovery": f"Restore {var}={value}",
@@ -346,7 +361,7 @@ def configuration(w: Writer, app: dict[str, Any]) -> None:
                     f"cfg-pasted-{caller}-{short}",
                     {
                         **base(pasted, "UNIMPLEMENTED"),
-                        "log": {"service": emitter, "message": "Unimplemented"},
+                        "log": {"service": emitter, "message": reported(caller, host, "Unimplemented")},
                         "change_cause": f"Sync {var} with the service address list",
                         "injection": {"env": {var: pasted}},
                         "recovery": f"Restore {var}={value}",
