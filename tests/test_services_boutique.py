@@ -100,7 +100,7 @@ def test_checkout_flows_through_the_real_call_graph():
         "session_id": "s1", "currency": "USD", "email": "someone@example.com",
         "street_address": "1600 Amphitheatre Parkway", "zip_code": "94043",
         "city": "Mountain View", "state": "CA", "country": "United States",
-        "credit_card_number": "4432-8015-6152-0454", "credit_card_expiration_month": "1",
+        "credit_card_number": "4432801561520454", "credit_card_expiration_month": "1",
         "credit_card_expiration_year": "2039", "credit_card_cvv": "672"})
     # 2 x 19.99 + 8.99 shipping
     assert order["total"] == {"currency_code": "USD", "units": 48, "nanos": 970000000}

@@ -68,8 +68,9 @@ def test_hostile_patch_is_refused_by_the_build(twin: Twin) -> None:
 def test_redis_outage_surfaces_in_callers(twin: Twin) -> None:
     handle = twin.chaos_start("datastore_outage", "redis-cart")
     twin.advance_to(300.0)
-    cart_errors = twin.logs(service="cartservice", level="error", contains="Can't access cart storage", limit=3)
-    assert cart_errors
+    # RedisCartStore.cs throws FailedPrecondition; ASP.NET Core logs the status at Information
+    cart_errors = twin.logs(service="cartservice", level="info", contains="Can't access cart storage", limit=3)
+    assert cart_errors and "RedisConnectionException" in cart_errors[-1]["message"]
     frontend_errors = twin.logs(service="frontend", level="error", contains="cart", limit=3)
     assert frontend_errors and "rpc error: code = " in frontend_errors[-1]["message"]
     bad = [s for s in twin.store.series("rpc_client_call_duration_seconds_count")
@@ -88,7 +89,7 @@ def test_redis_outage_surfaces_in_callers(twin: Twin) -> None:
 def test_credential_rotation_breaks_cart_until_its_pods_restart(twin: Twin) -> None:
     twin.chaos_start("credential_rotation", "redis-cart")
     twin.advance_to(120.0)
-    assert twin.logs(service="cartservice", level="error", contains="WRONGPASS", limit=1)
+    assert twin.logs(service="cartservice", contains="WRONGPASS", limit=1)
     assert not twin.probe({"kind": "request", "route": "/cart"})
     twin.restart("cartservice")
     twin.advance_to(200.0)
@@ -103,7 +104,7 @@ def test_rolling_back_a_rotation_keeps_clients_that_took_the_new_credential(twin
     twin.chaos_stop(rotation)
     twin.advance_to(300.0)
     assert twin.probe({"kind": "request", "route": "/cart"})
-    assert not twin.logs(service="cartservice", level="error", contains="WRONGPASS", since=160.0, limit=1)
+    assert not twin.logs(service="cartservice", contains="WRONGPASS", since=160.0, limit=1)
 
 
 def test_redis_maxmemory_rejects_writes_and_a_restart_of_redis_clears_it(twin: Twin) -> None:
@@ -132,8 +133,9 @@ def test_network_delay_and_partition(twin: Twin) -> None:
     twin.chaos_stop(delay)
     twin.chaos_start("partition", "checkoutservice", peer="paymentservice")
     twin.advance_to(600.0)
-    assert twin.logs(service="checkoutservice", level="error", contains="DeadlineExceeded", limit=1) or \
-        twin.logs(service="checkoutservice", level="error", contains="deadline", limit=1)
+    # checkoutservice returns the failure without logging it (main.go PlaceOrder); the frontend's
+    # renderHTTPError logs the wrapped chain
+    assert twin.logs(service="frontend", level="error", contains="failed to complete the order", limit=1)
     assert twin.probe({"kind": "request", "route": "/"})
 
 
@@ -327,7 +329,7 @@ def test_a_second_rotation_never_reissues_a_credential_clients_already_hold(twin
     twin.chaos_start("credential_rotation", "redis-cart", new_password="next")
     twin.advance_to(260.0)
     assert not twin.probe(probe)
-    assert twin.logs(service="cartservice", level="error", contains="WRONGPASS", since=200.0, limit=1)
+    assert twin.logs(service="cartservice", contains="WRONGPASS", since=200.0, limit=1)
 
 
 def test_a_rotation_the_server_did_not_reload_breaks_the_restarted_clients_until_it_restarts(twin: Twin) -> None:

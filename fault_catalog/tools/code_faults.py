@@ -31,7 +31,13 @@ PROBE = {
     "paymentservice": {"kind": "request", "route": "checkout"},
     "productcatalogservice": {"kind": "request", "route": "checkout"},
     "shippingservice": {"kind": "request", "route": "checkout"},
-    "recommendationservice": {"kind": "request", "route": "view_cart"},
+    # recommendation failures are warnings on the pages (handlers.go), so ask the service itself
+    "recommendationservice": {
+        "kind": "rpc",
+        "service": "recommendationservice",
+        "method": "ListRecommendations",
+        "request": {"user_id": "probe", "product_ids": []},
+    },
     # the order confirmation the templated entries send too
     "emailservice": direct_call("emailservice", *RPC_PROBE["emailservice"]),
     "adservice": {
@@ -43,35 +49,27 @@ PROBE = {
 }
 
 FAULTS: list[dict[str, Any]] = [
-    # ---------------------------------------------------------------- cartservice
+    # ---------------------------------------------------------------- cartservice (C#)
     {
         "id": "code-cart-merge-lookup",
         "service": "cartservice",
         "edits": [
             (
                 "service.py",
-                """    for existing in cart["items"]:
-        if existing["product_id"] == product_id:
-            existing["quantity"] = existing["quantity"] + quantity
-            break
-    else:
-        cart["items"].append({"product_id": product_id, "quantity": quantity})
+                """        existing = linq.single_or_default(cart["items"], product_id)
 """,
-                """    if cart["items"]:
-        existing = next(i for i in cart["items"] if i["product_id"] == product_id)
-        existing["quantity"] = existing["quantity"] + quantity
-    else:
-        cart["items"].append({"product_id": product_id, "quantity": quantity})
+                """        existing = linq.first(cart["items"], product_id)
 """,
             )
         ],
-        "change_cause": "cartservice: simplify the quantity merge in AddItem",
-        "update": "Replace the for/else merge loop in AddItem with a direct lookup.",
-        "defect": "Assumes a non-empty cart already holds the product being added; adding a "
-        "second, different product raises StopIteration.",
+        "change_cause": "cartservice: look cart lines up with First() instead of SingleOrDefault()",
+        "update": "Stop scanning the whole cart for each addition: take the first matching line.",
+        "defect": "First() throws when no line matches: adding a product that is not yet in the "
+        "cart fails inside the store and surfaces as a storage failure.",
         "exposed_by": ["addToCart", "checkout"],
-        "log": ("cartservice", "Unhandled exception in AddItem"),
-        "probe": {"kind": "no_error_logs", "service": "cartservice", "contains": "AddItem"},
+        "log": ("cartservice", "Sequence contains no matching element"),
+        # a checkout empties the probe's cart, so its next addition looks the line up
+        "probe": {"kind": "request", "route": "checkout"},
     },
     {
         "id": "code-cart-unit-cap",
@@ -79,31 +77,27 @@ FAULTS: list[dict[str, Any]] = [
         "edits": [
             (
                 "service.py",
-                """CART_FIELD = "cart"
-MAX_QUANTITY = 1000
+                """CART_FIELD = "data"
 """,
-                """CART_FIELD = "cart"
-MAX_QUANTITY = 1000
+                """CART_FIELD = "data"
 MAX_CART_UNITS = 10
 """,
             ),
             (
                 "service.py",
-                """    save_cart(ctx, store, cart)
-    return {}
-
-
-def GetCart""",
-                """    units = sum(line["quantity"] for line in cart["items"])
+                """        existing["quantity"] = existing["quantity"] + quantity
+    save_cart(ctx, store, user_id, cart)
+""",
+                """        existing["quantity"] = existing["quantity"] + quantity
+    units = sum(line["quantity"] for line in cart["items"])
     if units > MAX_CART_UNITS:
         ctx.fail("FAILED_PRECONDITION", f"cart would hold {units} units (limit {MAX_CART_UNITS})")
-    save_cart(ctx, store, cart)
-    return {}
-
-
-def GetCart""",
+    save_cart(ctx, store, user_id, cart)
+""",
             ),
+            ("test_service.py", None, None),
         ],
+        "test_rename": ("5000", "5"),
         "change_cause": "cartservice: enforce the per-cart limit from the storefront quantity picker",
         "update": "Limit a cart to the 10 units the quantity picker offers.",
         "defect": "The picker limits one addition, not the cart: repeated additions of 1-10 "
@@ -112,27 +106,52 @@ def GetCart""",
         "log": ("frontend", "failed to add to cart"),
     },
     {
-        "id": "code-cart-line-field",
+        "id": "code-cart-stale-expiry",
         "service": "cartservice",
         "edits": [
             (
                 "service.py",
-                """    item = request.get("item", {})
+                """CART_FIELD = "data"
 """,
-                """    item = request.get("line", {})
+                """CART_FIELD = "data"
+CART_TTL_SECONDS = 24 * 3600
 """,
             ),
-            ("test_service.py", None, None),
+            (
+                "service.py",
+                """    return None if raw is None else json.loads(raw)
+""",
+                """    if raw is None:
+        return None
+    cart = json.loads(raw)
+    # cart.UpdatedAt is a Timestamp message: abandoned carts start afresh
+    if ctx.now - cart.get("updated_at")["seconds"] > CART_TTL_SECONDS:
+        return None
+    return cart
+""",
+            ),
+            (
+                "service.py",
+                """def save_cart(ctx, store, user_id, cart):
+    try:
+""",
+                """def save_cart(ctx, store, user_id, cart):
+    cart["updated_at"] = {"seconds": ctx.now}
+    try:
+""",
+            ),
         ],
-        "test_rename": ('"item": {', '"line": {'),
-        "change_cause": "cartservice: rename AddItem item to line to match the order proto",
-        "update": "Rename the AddItem request field `item` to `line`.",
-        "defect": "The frontend still sends `item`, so every addition arrives without a product "
-        "and is rejected.",
-        "exposed_by": ["addToCart", "checkout"],
-        "log": ("frontend", "failed to add to cart"),
+        "change_cause": "cartservice: drop carts abandoned for more than a day",
+        "update": "Stamp carts with an UpdatedAt timestamp on save; treat day-old carts as empty.",
+        "defect": "Carts saved before the release have no UpdatedAt, and an unset message field "
+        "is null in C#: reading any of them throws a NullReferenceException until the cart is "
+        "rewritten, which itself needs a read.",
+        "exposed_by": ["index", "browseProduct", "addToCart", "viewCart", "checkout"],
+        "log": ("cartservice", "Exception"),
+        # the probe's own cart was last saved (emptied by its checkout) before the release
+        "probe": {"kind": "request", "route": "checkout"},
     },
-    # ---------------------------------------------------------------- checkoutservice
+    # ---------------------------------------------------------------- checkoutservice (Go)
     {
         "id": "code-checkout-total-once",
         "service": "checkoutservice",
@@ -141,14 +160,16 @@ def GetCart""",
                 "service.py",
                 """        cost = convert(ctx, product["price_usd"], currency,
                        f"failed to prepare order: failed to convert price of \\"{product_id}\\" "
-                       f"to {currency}")
+                       f"to {currency}", with_cause=False)
         order_items.append({"item": dict(item), "cost": cost})
 """,
                 """        # prices stay in USD here; the total is converted once at the end
         order_items.append({"item": dict(item), "cost": product["price_usd"]})
 """,
-            )
+            ),
+            ("test_service.py", None, None),
         ],
+        "test_rename": ('"GetProduct", "Convert", "GetQuote", "Convert",', '"GetProduct", "GetQuote", "Convert",'),
         "change_cause": "checkoutservice: convert the order total once instead of per line",
         "update": "Save one currency conversion per line by keeping line costs in USD.",
         "defect": "The shipping cost is still converted to the user's currency, so adding it to "
@@ -158,88 +179,57 @@ def GetCart""",
         "probe": {"kind": "request", "route": "checkout", "currency": "EUR"},
     },
     {
-        "id": "code-checkout-quote-ids",
+        "id": "code-checkout-shipping-usd",
         "service": "checkoutservice",
         "edits": [
             (
                 "service.py",
-                """    quote = call(ctx, "SHIPPING_SERVICE_ADDR", "GetQuote",
-                 {"address": address, "items": cart_items},
+                """    shipping = convert(ctx, quote["cost_usd"], currency,
+                       "failed to convert shipping cost to currency: failed to convert currency")
+    return cart_items, order_items, shipping
 """,
-                """    # the quote only depends on what ships, so send ids rather than whole cart lines
-    quote = call(ctx, "SHIPPING_SERVICE_ADDR", "GetQuote",
-                 {"address": address, "items": [i["product_id"] for i in cart_items]},
+                """    # shipping is quoted in USD by the carrier; no need for another Convert round trip
+    shipping = quote["cost_usd"]
+    return cart_items, order_items, shipping
+""",
+            ),
+            ("test_service.py", None, None),
+        ],
+        "test_rename": ('"GetQuote", "Convert",\n', '"GetQuote",\n'),
+        "change_cause": "checkoutservice: skip the currency round trip for the shipping quote",
+        "update": "Use the carrier's USD quote as the shipping cost directly.",
+        "defect": "The order total starts in the shopper's currency: adding the USD quote to it "
+        "fails for every order not paid in USD.",
+        "exposed_by": ["checkout"],
+        "log": ("checkoutservice", "mismatching currency codes"),
+        "probe": {"kind": "request", "route": "checkout", "currency": "GBP"},
+    },
+    {
+        "id": "code-checkout-masked-card",
+        "service": "checkoutservice",
+        "edits": [
+            (
+                "service.py",
+                """        payment = call(ctx, "PAYMENT_SERVICE_ADDR", "Charge",
+                       {"amount": total, "credit_card": request.get("credit_card", {})},
+""",
+                """        card = dict(request.get("credit_card", {}))
+        number = card.get("credit_card_number", "")
+        # never let the full card number reach a log line or a trace attribute
+        card["credit_card_number"] = "*" * (len(number) - 4) + number[-4:]
+        payment = call(ctx, "PAYMENT_SERVICE_ADDR", "Charge",
+                       {"amount": total, "credit_card": card},
 """,
             )
         ],
-        "change_cause": "checkoutservice: send product ids only in the shipping quote request",
-        "update": "Shrink the GetQuote request to the product ids of the cart.",
-        "defect": "shippingservice still reads cart lines with quantities and fails on bare ids.",
+        "change_cause": "checkoutservice: mask card numbers before the charge call",
+        "update": "Mask all but the last four card digits so they cannot leak into traces.",
+        "defect": "The masked copy is what gets sent to paymentservice: every charge carries an "
+        "unreadable number and is refused.",
         "exposed_by": ["checkout"],
-        "log": ("checkoutservice", "shipping quote failure"),
+        "log": ("frontend", "Credit card info is invalid"),
     },
-    # ---------------------------------------------------------------- currencyservice
-    {
-        "id": "code-currency-target-field",
-        "service": "currencyservice",
-        "edits": [
-            (
-                "service.py",
-                """    to_code = request.get("to_code", "")
-""",
-                """    to_code = request.get("to_currency_code", "")
-""",
-            ),
-            ("test_service.py", None, None),
-        ],
-        "test_rename": ('"to_code":', '"to_currency_code":'),
-        "change_cause": "currencyservice: name the Convert target field like the proto",
-        "update": "Rename the Convert request field `to_code` to `to_currency_code`.",
-        "defect": "frontend and checkoutservice still send `to_code`; every conversion is "
-        "rejected as an unsupported currency.",
-        "exposed_by": ["index", "browseProduct", "viewCart", "checkout"],
-        "log": ("frontend", "Unsupported currency"),
-    },
-    {
-        "id": "code-currency-settlement-set",
-        "service": "currencyservice",
-        "edits": [
-            (
-                "service.py",
-                """NANOS_PER_UNIT = 1000000000
-""",
-                """NANOS_PER_UNIT = 1000000000
-# currencies we hold settlement accounts for
-SETTLED = ("CAD", "EUR", "GBP", "JPY", "USD")
-""",
-            ),
-            (
-                "service.py",
-                """    rate = RATES.get(code)
-    if rate is None:
-""",
-                """    rate = RATES.get(code) if code in SETTLED else None
-    if rate is None:
-""",
-            ),
-            (
-                "service.py",
-                """    return {"currency_codes": sorted(RATES)}
-""",
-                """    return {"currency_codes": sorted(SETTLED)}
-""",
-            ),
-            ("test_service.py", None, None),
-        ],
-        "test_rename": ('"GBP", "TRY"]', '"GBP"]'),
-        "change_cause": "currencyservice: offer only currencies with settlement accounts",
-        "update": "Limit supported currencies to those the shop can settle.",
-        "defect": "Shoppers who already chose TRY keep it in their cookie; their conversions "
-        "now fail.",
-        "exposed_by": ["setCurrency", "index", "browseProduct", "viewCart"],
-        "log": ("frontend", "Unsupported currency: TRY"),
-        "probe": {"kind": "request", "route": "home", "currency": "TRY"},
-    },
+    # ---------------------------------------------------------------- currencyservice (Node.js)
     {
         "id": "code-currency-result-cache",
         "service": "currencyservice",
@@ -267,10 +257,10 @@ def GetSupportedCurrencies(ctx, request):""",
             (
                 "service.py",
                 """    ctx.log("info", "conversion request successful")
-    return {"currency_code": to_code, "units": int(units // 1), "nanos": int(nanos // 1)}
+    return {"currency_code": to_code, "units": wire_int(units), "nanos": wire_int(nanos)}
 """,
                 """    ctx.log("info", "conversion request successful")
-    result = {"currency_code": to_code, "units": int(units // 1), "nanos": int(nanos // 1)}
+    result = {"currency_code": to_code, "units": wire_int(units), "nanos": wire_int(nanos)}
     CONVERTED[key] = result
     return dict(result)
 """,
@@ -283,28 +273,6 @@ def GetSupportedCurrencies(ctx, request):""",
         "exposed_by": ["index", "browseProduct", "viewCart", "checkout"],
         "log": ("frontend", "mismatching currency codes"),
         "probe": {"kind": "request", "route": "view_cart", "currency": "JPY"},
-    },
-    # ---------------------------------------------------------------- paymentservice
-    {
-        "id": "code-payment-card-field",
-        "service": "paymentservice",
-        "edits": [
-            (
-                "service.py",
-                """    card = request.get("credit_card", {})
-""",
-                """    card = request.get("card", {})
-""",
-            ),
-            ("test_service.py", None, None),
-        ],
-        "test_rename": ('"credit_card": ', '"card": '),
-        "change_cause": "paymentservice: shorten the Charge request field to card",
-        "update": "Rename the Charge request field `credit_card` to `card`.",
-        "defect": "checkoutservice still sends `credit_card`; every charge sees an empty card "
-        "and is refused.",
-        "exposed_by": ["checkout"],
-        "log": ("checkoutservice", "Credit card info is invalid"),
     },
     {
         "id": "code-payment-review-threshold",
@@ -333,7 +301,7 @@ REVIEW_ABOVE_UNITS = 500  # larger charges go to manual review
         "defect": "Amounts arrive in the shopper's currency, not USD: yen orders and large "
         "baskets are all held.",
         "exposed_by": ["checkout"],
-        "log": ("checkoutservice", "charge held for manual review"),
+        "log": ("paymentservice", "charge held for manual review"),
         "probe": {"kind": "request", "route": "checkout", "currency": "JPY"},
     },
     {
@@ -355,31 +323,60 @@ REVIEW_ABOVE_UNITS = 500  # larger charges go to manual review
         "update": "Refuse charges in currencies the processor cannot settle.",
         "defect": "The storefront offers JPY and TRY; those orders can no longer be paid.",
         "exposed_by": ["checkout"],
-        "log": ("checkoutservice", "is not supported by the processor"),
+        "log": ("paymentservice", "is not supported by the processor"),
         "probe": {"kind": "request", "route": "checkout", "currency": "TRY"},
     },
-    # ---------------------------------------------------------------- productcatalogservice
     {
-        "id": "code-catalog-price-field",
-        "service": "productcatalogservice",
+        "id": "code-payment-luhn-loop",
+        "service": "paymentservice",
         "edits": [
             (
                 "service.py",
-                """        "price_usd": dict(product["price_usd"]),
+                """    total = 0
+    for position, ch in enumerate(reversed(number)):
+        digit = int(ch)
 """,
-                """        "price": dict(product["price_usd"]),
+                """    total = 0
+    for index in range(len(number) - 1, 0, -1):  # walk the digits from the check digit
+        position = len(number) - 1 - index
+        digit = int(number[index])
 """,
             ),
             ("test_service.py", None, None),
         ],
-        "test_rename": ('product["price_usd"]', 'product["price"]'),
-        "change_cause": "productcatalogservice: rename price_usd to price (the currency is in it)",
-        "update": "Rename the Product field `price_usd` to `price`.",
-        "defect": "frontend and checkoutservice still read `price_usd` and fail on every page "
-        "that shows a price.",
-        "exposed_by": ["index", "browseProduct", "viewCart", "checkout"],
-        "log": ("frontend", "price_usd"),
+        "test_rename": ("4432-8015-6152-0454", "4432-8015-6152-0452"),
+        "test_rename2": ("visa ending 0454", "visa ending 0452"),
+        "test_rename3": ("378282246310005", "378282246310008"),
+        "change_cause": "paymentservice: check card numbers with our own Luhn loop",
+        "update": "Replace the card-validator dependency's Luhn check with an in-house loop.",
+        "defect": "The loop stops before index 0, so the leading digit never counts: real card "
+        "numbers fail the checksum and every charge is refused.",
+        "exposed_by": ["checkout"],
+        "log": ("paymentservice", "Credit card info is invalid"),
     },
+    {
+        "id": "code-payment-limit-compare",
+        "service": "paymentservice",
+        "edits": [
+            (
+                "service.py",
+                """    year, month = current_year_month(ctx.now)
+""",
+                """    # proto-loader hands int64 fields over as strings (longs: String), env values are strings
+    if str(amount.get("units", 0)) > ctx.env("MAX_CHARGE_UNITS", "2000"):
+        ctx.fail("INVALID_ARGUMENT", "Charge exceeds the per-order limit")
+    year, month = current_year_month(ctx.now)
+""",
+            )
+        ],
+        "change_cause": "paymentservice: cap a single charge with MAX_CHARGE_UNITS",
+        "update": "Refuse single charges above a configurable limit (2000 by default).",
+        "defect": "Both sides of the comparison are strings, so it is lexicographic: 27 is "
+        "\"greater\" than 2000, and most ordinary orders are refused.",
+        "exposed_by": ["checkout"],
+        "log": ("paymentservice", "Charge exceeds the per-order limit"),
+    },
+    # ---------------------------------------------------------------- productcatalogservice (Go)
     {
         "id": "code-catalog-related-items",
         "service": "productcatalogservice",
@@ -401,12 +398,10 @@ RELATED = {
             ),
             (
                 "service.py",
-                """    if product is None:
-        ctx.fail("NOT_FOUND", f"no product with ID {product_id}")
+                """        ctx.fail("NOT_FOUND", f"no product with ID {product_id}")
     return to_message(product)
 """,
-                """    if product is None:
-        ctx.fail("NOT_FOUND", f"no product with ID {product_id}")
+                """        ctx.fail("NOT_FOUND", f"no product with ID {product_id}")
     message = to_message(product)
     message["related"] = [BY_ID[other]["name"] for other in RELATED.get(product_id, [])]
     return message
@@ -415,51 +410,81 @@ RELATED = {
         ],
         "change_cause": "productcatalogservice: return related product names from GetProduct",
         "update": "Add merchandising's related products to the Product message.",
-        "defect": "The related table still lists HQTGWGPNH4, a product retired from the "
-        "catalog: the watch and the mug can no longer be loaded.",
+        "defect": "The related table still lists HQTGWGPNH4, a product retired from the catalog: "
+        "looking it up yields a nil product, and reading its name panics for the watch and the "
+        "mug.",
         "exposed_by": ["browseProduct", "addToCart", "checkout"],
-        "log": ("frontend", "HQTGWGPNH4"),
-        "probe": {"kind": "request", "route": "product", "product_id": "6E92ZMYYFZ"},
+        "log": ("productcatalogservice", "panic"),
+        "probe": {"kind": "rpc", "service": "productcatalogservice", "method": "GetProduct",
+                  "request": {"id": "6E92ZMYYFZ"}},
     },
-    # ---------------------------------------------------------------- shippingservice
     {
-        "id": "code-shipping-free-threshold",
-        "service": "shippingservice",
+        "id": "code-catalog-retired-list",
+        "service": "productcatalogservice",
         "edits": [
             (
                 "service.py",
-                """QUOTE_PER_ORDER = (8, 990000000)  # $8.99 whatever the basket, as in the Go service
+                """BY_ID = {product["id"]: product for product in CATALOG}
 """,
-                """QUOTE_PER_ORDER = (8, 990000000)  # $8.99 whatever the basket, as in the Go service
-FREE_SHIPPING_FROM = 10  # items
+                """BY_ID = {product["id"]: product for product in CATALOG}
+# discontinued by merchandising (list exported from the staging catalog)
+RETIRED = ("HQTGWGPNH4", "1YMWWN1N4O")
 """,
             ),
             (
                 "service.py",
-                """    if count == 0:
-        return 0, 0
-    return QUOTE_PER_ORDER
+                """    product = BY_ID.get(product_id)
+    if product is None:
 """,
-                """    if count == 0:
-        return 0, 0
-    if count >= FREE_SHIPPING_FROM:
-        return 0, None
-    return QUOTE_PER_ORDER
+                """    product = BY_ID.get(product_id)
+    if product is None or product_id in RETIRED:
 """,
             ),
         ],
-        "change_cause": "shippingservice: free shipping from 10 items",
-        "update": "Ship baskets of 10 or more items for free.",
-        "defect": "The free quote leaves nanos unset (None) instead of 0; callers adding it to "
-        "a total fail.",
-        "exposed_by": ["viewCart", "checkout"],
-        "log": ("frontend", "[recovered] in view_cart"),
-        "probe": {
-            "kind": "no_error_logs",
-            "service": "frontend",
-            "contains": "[recovered] in view_cart",
-        },
+        "change_cause": "productcatalogservice: stop serving discontinued products",
+        "update": "Answer NotFound for products merchandising has discontinued.",
+        "defect": "The list came from the staging catalog and names the watch, which is still "
+        "listed and sold: its page, carts holding it and their checkouts fail.",
+        "exposed_by": ["browseProduct", "addToCart", "viewCart", "checkout"],
+        "log": ("frontend", "no product with ID 1YMWWN1N4O"),
+        "probe": {"kind": "request", "route": "product", "product_id": "1YMWWN1N4O"},
     },
+    {
+        "id": "code-catalog-sale-lookup",
+        "service": "productcatalogservice",
+        "edits": [
+            (
+                "service.py",
+                """BY_ID = {product["id"]: product for product in CATALOG}
+""",
+                """BY_ID = {product["id"]: product for product in CATALOG}
+# promotions feed: product id -> sale (a pointer in the Go map; absent means no sale)
+SALES = {"66VCHSJNUP": {"active": True, "label": "20% off"}}
+""",
+            ),
+            (
+                "service.py",
+                """        ctx.fail("NOT_FOUND", f"no product with ID {product_id}")
+    return to_message(product)
+""",
+                """        ctx.fail("NOT_FOUND", f"no product with ID {product_id}")
+    message = to_message(product)
+    sale = SALES.get(product_id)
+    if sale["active"]:
+        message["sale_label"] = sale["label"]
+    return message
+""",
+            ),
+        ],
+        "change_cause": "productcatalogservice: label products on sale in GetProduct",
+        "update": "Attach the promotions feed's sale label to products on sale.",
+        "defect": "Products without a sale have no entry, so the lookup yields a nil sale and "
+        "reading its `active` flag panics for every product but the tank top.",
+        "exposed_by": ["browseProduct", "addToCart", "viewCart", "checkout"],
+        "log": ("productcatalogservice", "panic"),
+        "probe": {"kind": "request", "route": "product", "product_id": "OLJCESPC7Z"},
+    },
+    # ---------------------------------------------------------------- shippingservice (Go)
     {
         "id": "code-shipping-quote-address",
         "service": "shippingservice",
@@ -467,14 +492,19 @@ FREE_SHIPPING_FROM = 10  # items
             (
                 "service.py",
                 """    ctx.log("info", "[GetQuote] received request")
+    units, nanos = quote_from_count(item_count(request.get("items", [])))
 """,
                 """    ctx.log("info", "[GetQuote] received request")
     address = request.get("address", {})
     if not address.get("country"):
         ctx.fail("INVALID_ARGUMENT", "destination country required for a quote")
+    units, nanos = quote_from_count(item_count(request.get("items", [])))
 """,
-            )
+            ),
+            ("test_service.py", None, None),
         ],
+        "test_rename": ('service.GetQuote(TestContext(), {"items": []})',
+                        'service.GetQuote(TestContext(), {"address": ADDRESS, "items": []})'),
         "change_cause": "shippingservice: validate the destination before quoting",
         "update": "Refuse quotes without a destination country.",
         "defect": "The cart page asks for a quote before any address is known, so every cart "
@@ -484,90 +514,67 @@ FREE_SHIPPING_FROM = 10  # items
         "probe": {"kind": "request", "route": "view_cart"},
     },
     {
-        "id": "code-shipping-country-surcharge",
+        "id": "code-shipping-zone-surcharge",
         "service": "shippingservice",
         "edits": [
             (
                 "service.py",
-                """LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                """LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXY"  # 65 + rand.Intn(25): never Z
 """,
-                """LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-SURCHARGE_NANOS = {"US": 0, "CA": 500000000, "MX": 500000000}
+                """LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXY"  # 65 + rand.Intn(25): never Z
+FAR_ZONES = (0, 1, 2)  # first zip digit: the east coast, farthest from the warehouse
 """,
             ),
             (
                 "service.py",
                 """    units, nanos = quote_from_count(item_count(request.get("items", [])))
+    ctx.log("info", "[GetQuote] completed request")
 """,
                 """    units, nanos = quote_from_count(item_count(request.get("items", [])))
-    country = request.get("address", {}).get("country", "US") or "US"
-    if units:
-        nanos = nanos + SURCHARGE_NANOS[country]
+    zone = request["address"]["zip_code"] // 10000
+    if units and zone in FAR_ZONES:
+        units = units + 2
+    ctx.log("info", "[GetQuote] completed request")
+""",
+            ),
+            ("test_service.py", None, None),
+        ],
+        "test_rename": ('service.GetQuote(TestContext(), {"items": []})',
+                        'service.GetQuote(TestContext(), {"address": ADDRESS, "items": []})'),
+        "change_cause": "shippingservice: add a surcharge for far shipping zones",
+        "update": "Charge two dollars more for destinations in the far zip zones.",
+        "defect": "Reads the zip code through the request's address, which the cart page leaves "
+        "nil: every cart view dereferences a nil address and the service panics.",
+        "exposed_by": ["viewCart"],
+        "log": ("shippingservice", "panic"),
+        "probe": {"kind": "request", "route": "view_cart"},
+    },
+    {
+        "id": "code-shipping-country-code",
+        "service": "shippingservice",
+        "edits": [
+            (
+                "service.py",
+                """    tracking = tracking_id(ctx, request.get("address", {}))
+""",
+                """    address = request.get("address", {})
+    country = address.get("country", "")
+    if len(country) != 2:  # carriers route on ISO 3166 alpha-2 codes
+        ctx.fail("INVALID_ARGUMENT", f"invalid destination country code \\"{country}\\"")
+    tracking = tracking_id(ctx, address)
 """,
             ),
             ("test_service.py", None, None),
         ],
         "test_rename": ('"country": "United States"', '"country": "US"'),
-        "change_cause": "shippingservice: add cross-border surcharges to quotes",
-        "update": "Add a per-country surcharge to non-free quotes.",
-        "defect": "Checkout sends country names ('United States'), not ISO codes: the lookup "
-        "fails for every order.",
+        "change_cause": "shippingservice: check destination country codes before shipping",
+        "update": "Refuse shipments whose destination is not an ISO country code.",
+        "defect": "The checkout form sends country names, not codes: every order is charged and "
+        "then fails to ship.",
         "exposed_by": ["checkout"],
-        "log": ("shippingservice", "[recovered] in GetQuote"),
+        "log": ("frontend", "invalid destination country code"),
     },
-    # ---------------------------------------------------------------- emailservice
-    {
-        "id": "code-email-product-names",
-        "service": "emailservice",
-        "edits": [
-            (
-                "service.py",
-                """        f"<tr><td>#{item['item']['product_id']}</td><td>{item['item']['quantity']}</td>"
-""",
-                """        f"<tr><td>{item['item']['name']} (#{item['item']['product_id']})</td>"
-        f"<td>{item['item']['quantity']}</td>"
-""",
-            ),
-            ("test_service.py", None, None),
-        ],
-        "test_rename": (
-            '{"product_id": "6E92ZMYYFZ", "quantity": 2}',
-            '{"product_id": "6E92ZMYYFZ", "name": "Mug", "quantity": 2}',
-        ),
-        "change_cause": "emailservice: show product names in the order confirmation",
-        "update": "Show product names next to ids in the confirmation email.",
-        "defect": "checkoutservice sends order lines without names; rendering fails for every "
-        "order.",
-        "exposed_by": ["checkout"],
-        "log": ("emailservice", "An error occurred when preparing the confirmation mail"),
-    },
-    {
-        "id": "code-email-order-total",
-        "service": "emailservice",
-        "edits": [
-            (
-                "service.py",
-                """        "rows": rows,
-    }
-""",
-                """        "rows": rows,
-        "total": money_text(order["total"]),
-    }
-""",
-            ),
-            ("test_service.py", None, None),
-        ],
-        "test_rename": (
-            '"order_id": "a1b2",',
-            '"order_id": "a1b2", "total": {"currency_code": "USD", "units": 26, "nanos": 970000000},',
-        ),
-        "change_cause": "emailservice: include the order total in the confirmation",
-        "update": "Add the order total to the confirmation email.",
-        "defect": "The order message has no total field; every confirmation fails to render.",
-        "exposed_by": ["checkout"],
-        "log": ("emailservice", "An error occurred when preparing the confirmation mail"),
-    },
-    # ---------------------------------------------------------------- recommendationservice
+    # ---------------------------------------------------------------- recommendationservice (Python)
     {
         "id": "code-rec-price-affinity",
         "service": "recommendationservice",
@@ -594,15 +601,12 @@ SURCHARGE_NANOS = {"US": 0, "CA": 500000000, "MX": 500000000}
         ),
         "change_cause": "recommendationservice: prefer products priced like the ones viewed",
         "update": "Rank recommendations by price affinity with the viewed products.",
-        "defect": "Assumes the request always names viewed products; the cart page of an "
-        "empty cart and the order page send none and divide by zero.",
+        "defect": "Assumes the request always names viewed products; the cart page of an empty "
+        "cart and the order page send none and divide by zero.",
         "exposed_by": ["viewCart", "checkout"],
         "log": ("recommendationservice", "ZeroDivisionError"),
-        "probe": {
-            "kind": "no_error_logs",
-            "service": "recommendationservice",
-            "contains": "ZeroDivisionError",
-        },
+        "probe": {"kind": "no_error_logs", "service": "recommendationservice",
+                  "contains": "ZeroDivisionError"},
     },
     {
         "id": "code-rec-exclude-cart",
@@ -639,10 +643,85 @@ SURCHARGE_NANOS = {"US": 0, "CA": 500000000, "MX": 500000000}
         "update": "Exclude products already in the shopper's cart from recommendations.",
         "defect": "The deployment has no CART_SERVICE_ADDR: the new call has no address and "
         "every recommendation fails.",
-        "exposed_by": ["viewCart", "checkout"],
+        "exposed_by": ["viewCart", "browseProduct"],
         "log": ("frontend", "failed to get product recommendations"),
+        "signature": "recommendationservice -> None",
     },
-    # ---------------------------------------------------------------- adservice
+    {
+        "id": "code-rec-cart-item-field",
+        "service": "recommendationservice",
+        "edits": [
+            (
+                "service.py",
+                """    product_ids = [product["id"] for product in catalog.get("products", [])]
+""",
+                """    product_ids = [product["product_id"] for product in catalog.get("products", [])]
+""",
+            ),
+            ("test_service.py", None, None),
+        ],
+        "test_rename": ('{"id": f"P{n}"}', '{"product_id": f"P{n}"}'),
+        "test_rename2": ('[{"id": "P1"}, {"id": "P2"}]', '[{"product_id": "P1"}, {"product_id": "P2"}]'),
+        "change_cause": "recommendationservice: tidy the product id extraction",
+        "update": "Read the ids of the catalog's products through one comprehension.",
+        "defect": "Product messages carry `id`; `product_id` is the CartItem field. Reading it "
+        "from a Product raises for every request.",
+        "exposed_by": ["viewCart", "browseProduct"],
+        "log": ("recommendationservice", "Exception"),
+    },
+    {
+        "id": "code-rec-max-env",
+        "service": "recommendationservice",
+        "edits": [
+            (
+                "service.py",
+                """    count = min(MAX_RESPONSES, len(filtered))
+""",
+                """    count = min(int(ctx.env("MAX_RECOMMENDATIONS")), len(filtered))  # tunable per shop
+""",
+            ),
+            ("test_service.py", None, None),
+        ],
+        "test_rename": (
+            'ENV = {"PRODUCT_CATALOG_SERVICE_ADDR": "productcatalogservice:3550"}',
+            'ENV = {"PRODUCT_CATALOG_SERVICE_ADDR": "productcatalogservice:3550",\n'
+            '       "MAX_RECOMMENDATIONS": "5"}',
+        ),
+        "change_cause": "recommendationservice: read the recommendation count from the environment",
+        "update": "Make the number of recommendations configurable with MAX_RECOMMENDATIONS.",
+        "defect": "No deployment sets MAX_RECOMMENDATIONS and there is no default: int(None) "
+        "fails every request.",
+        "exposed_by": ["viewCart", "browseProduct"],
+        "log": ("recommendationservice", "TypeError"),
+    },
+    {
+        "id": "code-rec-same-category",
+        "service": "recommendationservice",
+        "edits": [
+            (
+                "service.py",
+                """    product_ids = [product["id"] for product in catalog.get("products", [])]
+""",
+                """    products = catalog.get("products", [])
+    # recommend within the category of the product being looked at
+    anchor = requested[0]
+    category = [p.get("categories", []) for p in products if p["id"] == anchor][:1]
+    product_ids = [product["id"] for product in products
+                   if not category or not category[0]
+                   or set(product.get("categories", [])) & set(category[0])]
+""",
+            ),
+        ],
+        "change_cause": "recommendationservice: recommend from the viewed product's category",
+        "update": "Recommend products sharing a category with the one being viewed.",
+        "defect": "Assumes every request names a viewed product; the order page and an empty "
+        "cart send none, and indexing the empty list raises.",
+        "exposed_by": ["viewCart", "checkout"],
+        "log": ("recommendationservice", "IndexError"),
+        "probe": {"kind": "rpc", "service": "recommendationservice", "method": "ListRecommendations",
+                  "request": {"user_id": "probe", "product_ids": []}},
+    },
+    # ---------------------------------------------------------------- adservice (Java)
     {
         "id": "code-ad-direct-lookup",
         "service": "adservice",
@@ -657,39 +736,12 @@ SURCHARGE_NANOS = {"US": 0, "CA": 500000000, "MX": 500000000}
         ],
         "change_cause": "adservice: look categories up directly now that every category has ads",
         "update": "Drop the silent fallback for categories without ads.",
-        "defect": "Products carry categories with no ads (tops, beauty, home); those product "
-        "pages get an error instead of ads.",
+        "defect": "Products carry categories with no ads (tops, beauty, home): the lookup gives "
+        "null and adding it to the result throws, so those product pages get no ads.",
         "exposed_by": ["browseProduct", "addToCart"],
-        "log": ("adservice", "Exception in GetAds"),
+        "log": ("adservice", "Exception"),
     },
-    {
-        "id": "code-ad-user-seed",
-        "service": "adservice",
-        "edits": [
-            (
-                "service.py",
-                """        ads = random_ads(ctx.request_id)
-""",
-                """        ads = random_ads(request["user_id"])  # same shopper, same ads
-""",
-            ),
-            ("test_service.py", None, None),
-        ],
-        "test_rename": ('{"context_keys": []}', '{"context_keys": [], "user_id": "u1"}'),
-        "change_cause": "adservice: keep random ads stable per shopper",
-        "update": "Seed the random ads with the shopper's id.",
-        "defect": "The frontend does not send user_id in GetAds; every page without context "
-        "keys (the home page) fails.",
-        "exposed_by": ["index"],
-        "log": ("adservice", "Exception in GetAds"),
-        "probe": {
-            "kind": "rpc",
-            "service": "adservice",
-            "method": "GetAds",
-            "request": {"context_keys": []},
-        },
-    },
-    # ---------------------------------------------------------------- frontend
+    # ---------------------------------------------------------------- frontend (Go)
     {
         "id": "code-frontend-usd-total",
         "service": "frontend",
@@ -711,39 +763,26 @@ SURCHARGE_NANOS = {"US": 0, "CA": 500000000, "MX": 500000000}
         "probe": {"kind": "request", "route": "view_cart", "currency": "EUR"},
     },
     {
-        "id": "code-frontend-session-field",
-        "service": "frontend",
-        "edits": [
-            (
-                "service.py",
-                """def add_to_cart(ctx, request):
-    ctx.work(1.5)
-    session_id = request.get("session_id", "")
-""",
-                """def add_to_cart(ctx, request):
-    ctx.work(1.5)
-    session_id = request.get("session", "")
-""",
-            )
-        ],
-        "change_cause": "frontend: read the session id set by the new session middleware",
-        "update": "Read the cart's session id from the middleware's `session` field.",
-        "defect": "Requests still carry `session_id`; additions go out with an empty user id "
-        "and cartservice rejects them.",
-        "exposed_by": ["addToCart", "checkout"],
-        "log": ("frontend", "failed to add to cart"),
-        "probe": {"kind": "request", "route": "add_to_cart"},
-    },
-    {
         "id": "code-frontend-quote-address",
         "service": "frontend",
         "edits": [
             (
                 "service.py",
-                """                        {"address": {}, "items": items}, "failed to get shipping quote")
+                """        shipping = shipping_quote(ctx, items, currency)
 """,
-                """                        {"address": request["address"], "items": items},
-                        "failed to get shipping quote")
+                """        shipping = shipping_quote(ctx, items, currency, request["address"])
+""",
+            ),
+            (
+                "service.py",
+                """def shipping_quote(ctx, items, currency):
+    \"\"\"rpc.go getShippingQuote: the cart page has no address yet (`Address: nil`).\"\"\"
+    quote = backend(ctx, "SHIPPING_SERVICE_ADDR", "GetQuote", {"items": items},
+""",
+                """def shipping_quote(ctx, items, currency, address):
+    \"\"\"rpc.go getShippingQuote, quoting to the shopper's saved address.\"\"\"
+    quote = backend(ctx, "SHIPPING_SERVICE_ADDR", "GetQuote",
+                    {"address": address, "items": items},
 """,
             ),
             ("test_service.py", None, None),
@@ -755,184 +794,151 @@ SURCHARGE_NANOS = {"US": 0, "CA": 500000000, "MX": 500000000}
         ),
         "change_cause": "frontend: quote shipping to the shopper's saved address",
         "update": "Pass the saved address to the shipping quote on the cart page.",
-        "defect": "Cart page requests carry no saved address; every cart view fails.",
+        "defect": "Cart page requests carry no saved address: reading it panics on every cart "
+        "view.",
         "exposed_by": ["viewCart"],
-        "log": ("frontend", "[recovered] in view_cart"),
+        "log": ("frontend", "panic"),
+        "probe": {"kind": "request", "route": "view_cart"},
     },
     {
-        "id": "code-shipping-tracking-zip",
-        "service": "shippingservice",
+        "id": "code-frontend-card-expiry",
+        "service": "frontend",
         "edits": [
             (
                 "service.py",
-                """    salt = f"{address.get('street_address', '')}, {address.get('city', '')}, " \\
-           f"{address.get('state', '')}:{ctx.request_id}"
+                """            "credit_card_expiration_year": form["credit_card_expiration_year"],
 """,
-                """    zip_code = address.get("zip_code", "").zfill(5)  # carriers route on the zip
-    salt = f"{address.get('street_address', '')}, {address.get('city', '')}, " \\
-           f"{address.get('state', '')} {zip_code}:{ctx.request_id}"
+                """            "credit_card_expiration_year": form["credit_card_expiration_month"],
 """,
+            )
+        ],
+        "change_cause": "frontend: build the card message from the validated form",
+        "update": "Fill the CreditCardInfo message from the validated payload fields.",
+        "defect": "The expiration year is filled from the month field: every card looks expired "
+        "in year 1-12 and every charge is refused.",
+        "exposed_by": ["checkout"],
+        "log": ("frontend", "expired on"),
+        "probe": {"kind": "request", "route": "checkout"},
+    },
+    {
+        "id": "code-frontend-product-uuid",
+        "service": "frontend",
+        "edits": [
+            (
+                "validator.py",
+                """        ("ProductID", product_id, [("required", required)]),
+""",
+                """        ("ProductID", product_id, [("required", required), ("uuid", UUID.match)]),
+""",
+            ),
+            (
+                "validator.py",
+                """# validator currency_codes.go (the iso4217 tag)
+""",
+                """UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+# validator currency_codes.go (the iso4217 tag)
+""",
+            ),
+        ],
+        "change_cause": "frontend: validate product ids in the add-to-cart form",
+        "update": "Reject add-to-cart posts whose product id is not a UUID (`uuid` tag).",
+        "defect": "Catalog product ids are ten-character codes, not UUIDs: every addition to a "
+        "cart is refused with 422.",
+        "exposed_by": ["addToCart", "checkout"],
+        "log": ("frontend", "Field 'ProductID' is invalid: uuid"),
+        "probe": {"kind": "request", "route": "add_to_cart"},
+    },
+    {
+        "id": "code-frontend-shipping-estimate",
+        "service": "frontend",
+        "edits": [
+            (
+                "service.py",
+                """    recommended = optional_recommendations(ctx, session_id, [product_id])
+    return {"status": 200, "product": {"id": item["id"], "name": item["name"], "price": price},
+""",
+                """    recommended = optional_recommendations(ctx, session_id, [product_id])
+    # "delivered for" line under the price: the carrier's flat rate
+    delivered = money.add(price, {"currency_code": DEFAULT_CURRENCY, "units": 8,
+                                  "nanos": 990000000})
+    return {"status": 200, "product": {"id": item["id"], "name": item["name"], "price": price,
+                                       "delivered": delivered},
+""",
+            )
+        ],
+        "change_cause": "frontend: show the delivered price on product pages",
+        "update": "Show the price including the flat shipping rate under each product's price.",
+        "defect": "The flat rate is in USD while the price is in the shopper's currency: every "
+        "product page of a non-USD shopper fails to add them up.",
+        "exposed_by": ["browseProduct", "addToCart", "checkout"],
+        "log": ("frontend", "mismatching currency codes"),
+        "probe": {"kind": "request", "route": "product", "currency": "EUR"},
+    },
+    {
+        "id": "code-frontend-packaging-weight",
+        "service": "frontend",
+        "edits": [
+            (
+                "service.py",
+                """    recommended = optional_recommendations(ctx, session_id, [product_id])
+    return {"status": 200, "product": {"id": item["id"], "name": item["name"], "price": price},
+""",
+                """    recommended = optional_recommendations(ctx, session_id, [product_id])
+    packaging = packaging_info(ctx, product_id)
+    return {"status": 200, "product": {"id": item["id"], "name": item["name"], "price": price,
+                                       "weight": packaging["weight"]},
+""",
+            ),
+            (
+                "service.py",
+                """def view_cart(ctx, request):""",
+                """def packaging_info(ctx, product_id):
+    \"\"\"httpGetPackagingInfo: weight and size from the optional packaging service (nil when
+    PACKAGING_SERVICE_URL is not set).\"\"\"
+    if not ctx.env("PACKAGING_SERVICE_URL"):
+        return None
+    return {"product_id": product_id, "weight": 0.5}
+
+
+def view_cart(ctx, request):""",
             ),
             ("test_service.py", None, None),
         ],
-        "test_rename": ('"zip_code": 94043', '"zip_code": "94043"'),
-        "change_cause": "shippingservice: include the zip code in tracking ids",
-        "update": "Put the zero-padded zip code into tracking ids for carrier routing.",
-        "defect": "The frontend sends the zip code as a number; padding it fails for every "
-        "shipment.",
-        "exposed_by": ["checkout"],
-        "log": ("shippingservice", "[recovered] in ShipOrder"),
+        "test_rename": ('"AD_SERVICE_ADDR": "adservice:9555"}',
+                        '"AD_SERVICE_ADDR": "adservice:9555",\n'
+                        '       "PACKAGING_SERVICE_URL": "http://packaging.example"}'),
+        "change_cause": "frontend: show package weights on product pages",
+        "update": "Show the packaging service's weight for each product.",
+        "defect": "The page reads the weight without checking that packaging info exists; no "
+        "deployment configures the packaging service, so the info is nil and every product "
+        "page panics.",
+        "exposed_by": ["browseProduct", "addToCart", "checkout"],
+        "log": ("frontend", "panic"),
+        "probe": {"kind": "request", "route": "product"},
     },
+    # ---------------------------------------------------------------- emailservice (Python)
     {
-        "id": "code-email-zip-format",
+        "id": "code-email-order-total",
         "service": "emailservice",
         "edits": [
             (
                 "service.py",
-                """        "zip_code": str(address.get("zip_code", "")),
+                """    ctx.log("info", f"A request to send order confirmation email to {email} has been received.")
 """,
-                """        "zip_code": address.get("zip_code", "").strip(),
+                """    order = request.get("order", {})
+    ctx.log("info", f"A request to send order confirmation email to {email} has been received.")
+    ctx.log("info", f"order {order['order_id']} total {order['total']['units']}")
 """,
             ),
             ("test_service.py", None, None),
         ],
-        "test_rename": ('"zip_code": 94043', '"zip_code": "94043"'),
-        "change_cause": "emailservice: trim stray whitespace from zip codes in confirmations",
-        "update": "Trim whitespace around zip codes in the confirmation address.",
-        "defect": "Orders carry the zip code as a number, which has no strip(): every "
-        "confirmation fails to render.",
+        "test_rename": ('"order_id": "a1b2", ', '"order_id": "a1b2", "total": {"units": 26},\n    '),
+        "test_rename2": ('assert ctx.logged("info") == [', 'assert ctx.logged("info")[:1] == ['),
+        "change_cause": "emailservice: log order totals with each confirmation",
+        "update": "Log the order id and total alongside each confirmation request.",
+        "defect": "OrderResult has no total field; reading it raises for every confirmation.",
         "exposed_by": ["checkout"],
-        "log": ("emailservice", "Exception in SendOrderConfirmation"),
-    },
-    {
-        "id": "code-payment-cvv-digits",
-        "service": "paymentservice",
-        "edits": [
-            (
-                "service.py",
-                """    kind = card_type(number)
-""",
-                """    cvv = card.get("credit_card_cvv", "")
-    if not (cvv.isdigit() and len(cvv) in (3, 4)):
-        ctx.fail("INVALID_ARGUMENT", "Credit card security code is invalid")
-    kind = card_type(number)
-""",
-            ),
-            ("test_service.py", None, None),
-        ],
-        "test_rename": ('"credit_card_cvv": 672', '"credit_card_cvv": "672"'),
-        "change_cause": "paymentservice: validate the card security code",
-        "update": "Check that the CVV has 3 or 4 digits.",
-        "defect": "checkoutservice forwards the CVV as a number, which has no isdigit(): every "
-        "charge fails.",
-        "exposed_by": ["checkout"],
-        "log": ("paymentservice", "Charge request failed"),
-    },
-    {
-        "id": "code-catalog-shop-currency",
-        "service": "productcatalogservice",
-        "edits": [
-            (
-                "service.py",
-                """def to_message(product):
-    \"\"\"The Product message as the Go service returns it (price is `price_usd`).\"\"\"
-    return {
-""",
-                """def to_message(product, currency=None):
-    \"\"\"The Product message as the Go service returns it (price is `price_usd`), priced in
-    the shop's currency.\"\"\"
-    price = dict(product["price_usd"])
-    price["currency_code"] = currency
-    return {
-""",
-            ),
-            (
-                "service.py",
-                """        "price_usd": dict(product["price_usd"]),
-""",
-                """        "price_usd": price,
-""",
-            ),
-            (
-                "service.py",
-                """    return to_message(product)
-""",
-                """    return to_message(product, ctx.env("SHOP_CURRENCY"))
-""",
-            ),
-            (
-                "service.py",
-                """    return {"products": [to_message(product) for product in CATALOG]}
-""",
-                """    currency = ctx.env("SHOP_CURRENCY")
-    return {"products": [to_message(product, currency) for product in CATALOG]}
-""",
-            ),
-            (
-                "service.py",
-                """    results = [to_message(product) for product in CATALOG
-""",
-                """    results = [to_message(product, ctx.env("SHOP_CURRENCY")) for product in CATALOG
-""",
-            ),
-            ("test_service.py", None, None),
-        ],
-        "test_rename": (
-            'service.GetProduct(TestContext(), {"id": "66VCHSJNUP"})',
-            'service.GetProduct(TestContext(env={"SHOP_CURRENCY": "USD"}), {"id": "66VCHSJNUP"})',
-        ),
-        "change_cause": "productcatalogservice: label prices with the configured shop currency",
-        "update": "Take the catalog's price currency from a SHOP_CURRENCY setting.",
-        "defect": "No deployment sets SHOP_CURRENCY and there is no default: every price "
-        "carries no currency and cannot be converted.",
-        "exposed_by": ["index", "browseProduct", "viewCart", "checkout"],
-        "log": ("frontend", "Unsupported currency: None"),
-        "probe": {"kind": "request", "route": "home"},
-    },
-    {
-        "id": "code-cart-stale-expiry",
-        "service": "cartservice",
-        "edits": [
-            (
-                "service.py",
-                """CART_FIELD = "cart"
-""",
-                """CART_FIELD = "cart"
-CART_TTL_SECONDS = 24 * 3600
-""",
-            ),
-            (
-                "service.py",
-                """    if raw is None:
-        return {"user_id": user_id, "items": []}
-    return json.loads(raw)
-""",
-                """    if raw is None:
-        return {"user_id": user_id, "items": []}
-    cart = json.loads(raw)
-    if ctx.now - cart["updated_at"] > CART_TTL_SECONDS:  # abandoned: start afresh
-        return {"user_id": user_id, "items": []}
-    return cart
-""",
-            ),
-            (
-                "service.py",
-                """    try:
-        store.hset(cart["user_id"], CART_FIELD, json.dumps(cart, sort_keys=True))
-""",
-                """    cart["updated_at"] = ctx.now
-    try:
-        store.hset(cart["user_id"], CART_FIELD, json.dumps(cart, sort_keys=True))
-""",
-            ),
-        ],
-        "change_cause": "cartservice: drop carts abandoned for more than a day",
-        "update": "Stamp carts on save and treat carts older than a day as empty.",
-        "defect": "Carts saved before the release have no timestamp; reading them fails until "
-        "they are emptied, which itself needs a read.",
-        "exposed_by": ["index", "browseProduct", "addToCart", "viewCart", "checkout"],
-        "log": ("cartservice", "Unhandled exception in GetCart"),
-        "probe": {"kind": "no_error_logs", "service": "cartservice", "contains": "GetCart"},
+        "log": ("emailservice", "Exception"),
     },
 ]
 
@@ -956,7 +962,7 @@ def edited_files(fault: dict[str, Any]) -> dict[str, tuple[str, str]]:
         before = files[path][1] if path in files else (folder / path).read_text()
         if old is None:  # a test file updated by the author's renames
             after = before
-            for key in ("test_rename", "test_rename2", "test_rename3"):
+            for key in ("test_rename", "test_rename2", "test_rename3", "test_rename4"):
                 if key in fault:
                     a, b = fault[key]
                     if a not in after:
@@ -1014,7 +1020,8 @@ def main() -> int:
             "mechanism": "change",
             "target": svc,
             "culprits": [svc],
-            "probe": with_signature(fault.get("probe", PROBE[svc]), fault["log"][1]),
+            "probe": with_signature(fault.get("probe", PROBE[svc]),
+                                    fault.get("signature", fault["log"][1])),
             "artifact": f"code:{svc}/service.py",
             "aliases": [f"image:{svc}"],
             "log": {"service": fault["log"][0], "message": fault["log"][1]},

@@ -40,6 +40,7 @@ ROUTE_OF = {
 # their symptom is checked with a direct call instead of a page.
 RPC_PROBE = {
     "adservice": ("GetAds", {"context_keys": ["clothing"]}),
+    "recommendationservice": ("ListRecommendations", {"user_id": "synthetic-check", "product_ids": []}),
     "emailservice": (
         "SendOrderConfirmation",
         {
@@ -66,17 +67,19 @@ RPC_PROBE = {
 }
 
 
-# Callees whose failure their callers only log as a warning (ads on a page, the confirmation
-# email after an order): a wrong address to them is not an observable fault.
-TOLERATED = {"adservice", "emailservice"}
-# Busiest request paths, where packet loss and a partition show at the entry point.
+# Callees whose failure their callers only log as a warning (ads on a page, recommendations on
+# the product and cart pages - src/frontend/handlers.go "not critical" -, the confirmation email
+# after an order): a wrong address to them is not an observable fault.
+TOLERATED = {"adservice", "emailservice", "recommendationservice"}
+# Busiest request paths, where packet loss and a partition show at the entry point. Not
+# paymentservice: only checkouts reach it and checkoutservice returns the failed charge unlogged,
+# so its losses stay under admission's screening rates.
 LOSSY = {
     "productcatalogservice",
     "currencyservice",
     "cartservice",
     "checkoutservice",
     "shippingservice",
-    "paymentservice",
 }
 PARTITIONS = [
     ("frontend", "cartservice"),
@@ -90,7 +93,8 @@ LATENCY_PAIRS = [
     ("frontend", "cartservice"),
 ]
 # Services whose CPU starvation is admitted. A hog: not the ads (the frontend's ad call times out
-# without a server error) nor the entry point (nothing calls it with a deadline, no error shows).
+# without a server error), not recommendations (a slow or failed call is only a warning on the
+# page) nor the entry point (nothing calls it with a deadline, no error shows).
 CPU_HOG_TARGETS = {
     "cartservice",
     "checkoutservice",
@@ -98,7 +102,6 @@ CPU_HOG_TARGETS = {
     "emailservice",
     "paymentservice",
     "productcatalogservice",
-    "recommendationservice",
     "shippingservice",
 }
 # A limit cut below the load starves only what the load keeps busy. The kubelet never sets a CFS
@@ -113,14 +116,14 @@ CPU_LIMIT_TARGETS = {
 NODE_TARGETS = ["checkoutservice"]
 # A one-shot pod kill heals within seconds, so the experiment kills one pod every minute while it
 # lasts (the service flaps); a second replica rides it out. Rejected by admission and left out:
-# ads and the confirmation email (their callers only warn: no screening criterion), checkout and
+# ads, recommendations and the confirmation email (their callers only warn: no screening
+# criterion), checkout and
 # payment (only the checkout share of the load reaches them: 1.4 and 2.8 errors/min, under the 4
 # the screening asks), and the frontend (no workload calls it, so no caller logs its absence).
 POD_KILL_TARGETS = {
     "cartservice",
     "currencyservice",
     "productcatalogservice",
-    "recommendationservice",
     "shippingservice",
 }
 
@@ -265,6 +268,32 @@ def caller_of(callers: dict[str, list[tuple[str, str]]], svc: str) -> str:
     return callers.get(svc, [(svc, "")])[0][0]
 
 
+# Callers that hand a dependency's error back without logging it, except for the callees listed:
+# upstream checkoutservice (main.go PlaceOrder returns the wrapped error; only a failed
+# confirmation email is logged) and recommendationservice (the error travels to the frontend).
+UNLOGGED_CALLS = {"checkoutservice": {"emailservice"}, "recommendationservice": set()}
+
+
+# What the reporter's log shows of a failed call when the caller drops the RPC error from its
+# message (main.go prepOrderItems: `failed to get product #%q`, `failed to convert price of %q`).
+CAUSE_DROPPED = {
+    ("checkoutservice", "productcatalogservice"): "failed to get product #",
+    ("checkoutservice", "currencyservice"): "failed to convert price of",
+}
+
+
+def reported(caller: str, callee: str, message: str) -> str:
+    """The text `reporter(caller, callee)` logs for a failed call whose error reads `message`."""
+    return CAUSE_DROPPED.get((caller, callee), message)
+
+
+def reporter(caller: str, callee: str) -> str:
+    """The service whose log shows `caller`'s failed call to `callee`."""
+    if caller in UNLOGGED_CALLS and callee not in UNLOGGED_CALLS[caller]:
+        return "frontend"
+    return caller
+
+
 def configuration(w: Writer, app: dict[str, Any]) -> None:
     deps = app["deployments"]
     for caller, dep in sorted(deps.items()):
@@ -286,13 +315,12 @@ def configuration(w: Writer, app: dict[str, Any]) -> None:
             base = partial(setting_base, caller, var, host, store)
 
             dashed = host.replace("service", "-service") if "service" in host else f"{host}-primary"
-            # recommendationservice passes call errors up without logging; its caller logs them
-            emitter = "frontend" if caller == "recommendationservice" else caller
+            emitter = reporter(caller, host)
             w.entry(
                 f"cfg-host-{caller}-{short}",
                 {
                     **base(f"{dashed}:{port}"),
-                    "log": {"service": emitter, "message": "no such host"},
+                    "log": {"service": emitter, "message": reported(caller, host, "no such host")},
                     "change_cause": f"Point {var} at the {dashed} alias from the service naming cleanup",
                     "injection": {"env": {var: f"{dashed}:{port}{suffix}"}},
                     "recovery": f"Restore {var}={value}",
@@ -303,7 +331,7 @@ def configuration(w: Writer, app: dict[str, Any]) -> None:
                 f"cfg-port-{caller}-{short}",
                 {
                     **base(f"{host}:{int(port) + 1}"),
-                    "log": {"service": emitter, "message": "connection refused"},
+                    "log": {"service": emitter, "message": reported(caller, host, "connection refused")},
                     "change_cause": f"Use the new {host} port in {var}",
                     "injection": {"env": {var: f"{host}:{int(port) + 1}{suffix}"}},
                     "recovery": f"Restore {var}={value}",
@@ -318,7 +346,7 @@ def configuration(w: Writer, app: dict[str, Any]) -> None:
                     f"cfg-cleared-{caller}-{short}",
                     {
                         **base(""),
-                        "log": {"service": emitter, "message": "missing port in address"},
+                        "log": {"service": emitter, "message": reported(caller, host, "missing port in address")},
                         "change_cause": f"Move {var} to the shared service defaults",
                         "injection": {"env": {var: ""}},
                         "recovery": f"Restore {var}={value}",
@@ -340,7 +368,7 @@ def configuration(w: Writer, app: dict[str, Any]) -> None:
                     f"cfg-pasted-{caller}-{short}",
                     {
                         **base(pasted, "UNIMPLEMENTED"),
-                        "log": {"service": emitter, "message": "Unimplemented"},
+                        "log": {"service": emitter, "message": reported(caller, host, "Unimplemented")},
                         "change_cause": f"Sync {var} with the service address list",
                         "injection": {"env": {var: pasted}},
                         "recovery": f"Restore {var}={value}",
@@ -367,7 +395,7 @@ def configuration(w: Writer, app: dict[str, Any]) -> None:
                     "probe": probe_for(svc, [f"-> {address_of(app, svc)}", "connection refused"]),
                     "artifact": f"env:{svc}/PORT",
                     "aliases": [f"probe:{svc}/readiness"],
-                    "log": {"service": caller, "message": "connection refused"},
+                    "log": {"service": reporter(caller, svc), "message": "connection refused"},
                     "change_cause": f"Serve {svc} on {port + 10} to free {port} for the metrics sidecar",
                     "injection": {"env": {"PORT": str(port + 10)}, "probes": new_probes},
                     "recovery": f"Restore PORT={port} and the probes on {port}",
@@ -408,7 +436,7 @@ def configuration(w: Writer, app: dict[str, Any]) -> None:
                     "probe": probe_for(svc, [svc, "slow"]),
                     "artifact": f"limits:{svc}/cpu",
                     "aliases": [],
-                    "log": {"service": caller_of(callers, svc), "message": "context deadline exceeded"},
+                    "log": {"service": reporter(caller_of(callers, svc), svc), "message": "context deadline exceeded"},
                     "change_cause": f"Trim the {svc} CPU limit to {cut} to fit the smaller node pool",
                     # the API server rejects a limit under the request, so the slip is in both
                     "injection": {"resources": {"requests.cpu": cut, "limits.cpu": cut}},
@@ -493,7 +521,7 @@ def deployment(w: Writer, app: dict[str, Any]) -> None:
                 "probe": probe_for(svc, [f"-> {address_of(app, svc)}", "UNIMPLEMENTED"]),
                 "artifact": f"image:{svc}",
                 "aliases": [],
-                "log": {"service": caller, "message": "Unimplemented"},
+                "log": {"service": reporter(caller, svc), "message": "Unimplemented"},
                 "change_cause": f"Bump {svc} to the v0.10.6 release image",
                 "injection": {"image": deps[sibling]["image"]},
                 "recovery": f"Restore the image {deps[svc]['image']}",
@@ -518,7 +546,7 @@ def missing_image_tag(w: Writer, app: dict[str, Any], svc: str, caller: str) -> 
             "probe": probe_for(svc, [f"-> {address_of(app, svc)}", "no healthy upstream"]),
             "artifact": f"image:{svc}",
             "aliases": [],
-            "log": {"service": caller, "message": "no healthy upstream"},
+            "log": {"service": reporter(caller, svc), "message": "no healthy upstream"},
             "change_cause": f"Release {svc} {next_patch(tag)}; switch to Recreate so two versions never serve at once",
             "injection": {"image": f"{repo}:{next_patch(tag)}", "strategy": {"type": "Recreate"}},
             "recovery": f"Roll back to the image {image}",
@@ -577,7 +605,7 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
                 "pod_kill",
                 svc,
                 f"Kill {svc} pods",
-                log=(caller_of(callers, svc), "no healthy upstream"),
+                log=(reporter(caller_of(callers, svc), svc), "no healthy upstream"),
                 signature=unreachable(svc),
                 # the remedy corrects the single replica the kills exploit
                 artifact=f"replicas:{svc}",
@@ -613,7 +641,7 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
                 "cpu_hog",
                 svc,
                 f"CPU hog in {svc}",
-                log=(caller_of(callers, svc), "context deadline exceeded"),
+                log=(reporter(caller_of(callers, svc), svc), "context deadline exceeded"),
                 # throttled at its limit, every handler of svc waits behind the hog's backlog
                 signature=[svc, "slow"],
                 # the remedy raises the limit the hog saturates
@@ -632,7 +660,7 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
             "network_delay",
             svc,
             f"{svc} answers slowly",
-            log=(caller_of(callers, svc), "context deadline exceeded"),
+            log=(reporter(caller_of(callers, svc), svc), "context deadline exceeded"),
             # the slow hop is the call into svc, or svc's own handler when its own calls are slow
             signature=[svc, "slow"],
             artifact=f"pod:{svc}",
@@ -648,7 +676,7 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
             callee,
             f"Network delay between {caller} and {callee}",
             culprits=[callee],
-            log=(caller, "context deadline exceeded"),
+            log=(reporter(caller, callee), "context deadline exceeded"),
             signature=[f"{caller} -> {address_of(app, callee)}", "slow network"],
             artifact=f"network:{callee}",
             remedy="none",
@@ -668,7 +696,7 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
             "network_loss",
             svc,
             f"Packet loss to {svc}",
-            log=(caller_of(callers, svc), "connection reset by peer"),
+            log=(reporter(caller_of(callers, svc), svc), "connection reset by peer"),
             signature=[f"-> {address_of(app, svc)}", "connection reset by peer"],
             artifact=f"network:{svc}",
             remedy="none",
@@ -681,11 +709,7 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
             "partition",
             callee,
             f"Partition between {caller} and {callee}",
-            # recommendationservice passes call errors up; the frontend logs them
-            log=(
-                "frontend" if caller == "recommendationservice" else caller,
-                "context deadline exceeded",
-            ),
+            log=(reporter(caller, callee), "context deadline exceeded"),
             signature=[f"{caller} -> {address_of(app, callee)}", "deadline exceeded"],
             artifact=f"network:{callee}",
             remedy="none",
@@ -727,7 +751,7 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
             "node_failure",
             svc,
             f"The node hosting {svc} fails",
-            log=(caller_of(callers, svc), "no healthy upstream"),
+            log=(reporter(caller_of(callers, svc), svc), "no healthy upstream"),
             signature=unreachable(svc),
             artifact=f"pod:{svc}",
             aliases=nodes,

@@ -271,7 +271,7 @@ class _Trial:
         e, m = self.entry, self.verdict.measured
         m["message_before"], m["message_after"] = before["message"], after["message"]
         if e.log_service not in {e.target, *self.callers, *e.culprits}:
-            self.fail(f"message emitter {e.log_service} is neither the target nor a direct caller")
+            self.fail(f"message emitter {e.log_service} is neither the target nor on a call path to it")
         if before["message"]:
             self.fail(f"message {e.log_message!r} already present before the change")
         if not after["message"]:
@@ -395,12 +395,18 @@ def _deployment(entry: CatalogEntry, workloads: list[str]) -> str:
 
 
 def _callers(topology: Mapping[str, Any], target: str) -> set[str]:
-    """Direct callers of a workload from the backend's topology (edges caller -> callee)."""
-    callers = set()
-    for edge in topology.get("edges", []):
-        source, dest = edge.get("source", edge.get("from")), edge.get("target", edge.get("to"))
-        if dest == target and source:
-            callers.add(str(source))
+    """The workloads on a call path to `target` from the backend's topology (edges caller ->
+    callee). Not only direct callers: a service may return a dependency's error without logging
+    it (Online Boutique's checkoutservice does), so the first log line is further up the path."""
+    edges = [(str(edge.get("source", edge.get("from")) or ""), str(edge.get("target", edge.get("to")) or ""))
+             for edge in topology.get("edges", [])]
+    callers: set[str] = set()
+    frontier = {target}
+    while frontier:
+        found = {source for source, dest in edges if dest in frontier and source and source not in callers}
+        found.discard(target)
+        callers |= found
+        frontier = found
     return callers
 
 

@@ -129,6 +129,10 @@ class CallContext:
     def work(self, ms: float) -> None:
         self._work_ms += max(0.0, float(ms))
 
+    def sleep(self, ms: float) -> None:
+        """A wait inside the handler (Go's time.Sleep): latency, no CPU demand."""
+        self._elapsed_ms += max(0.0, float(ms))
+
     def fail(self, code: str, message: str) -> None:
         raise RpcError(code, message)
 

@@ -72,7 +72,7 @@ class TestContext:
 
     ``responses`` maps a method name to a response dict, a callable ``request -> response`` or an
     exception to raise; ``datastore_error`` (e.g. ``("UNAVAILABLE", "...")``) makes the datastore
-    unreachable. ``calls``, ``logs`` and ``work_ms`` record what the code did.
+    unreachable. ``calls``, ``logs``, ``work_ms`` and ``slept_ms`` record what the code did.
     """
 
     __test__ = False
@@ -91,6 +91,7 @@ class TestContext:
         self.calls: list[dict[str, Any]] = []
         self.logs: list[tuple[str, str]] = []
         self.work_ms = 0.0
+        self.slept_ms = 0.0
         self.stores: dict[str, InMemoryDatastore] = {}
 
     def env(self, name: str, default: str | None = None) -> str | None:
@@ -118,6 +119,9 @@ class TestContext:
 
     def work(self, ms: float) -> None:
         self.work_ms += ms
+
+    def sleep(self, ms: float) -> None:
+        self.slept_ms += ms
 
     def datastore(self, addr: str, password: str | None = None) -> InMemoryDatastore:
         if self.datastore_error is not None:

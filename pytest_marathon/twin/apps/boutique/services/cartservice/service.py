@@ -1,35 +1,50 @@
-"""cartservice: carts kept in redis-cart, one hash per user (C# original, RedisCartStore)."""
+"""cartservice: carts kept in redis-cart, one hash per user (C# original).
+
+Upstream: GoogleCloudPlatform/microservices-demo v0.10.6 src/cartservice/src/cartstore/
+RedisCartStore.cs (AddItemAsync, GetCartAsync, EmptyCartAsync) and services/CartService.cs. The
+store keeps no rules of its own: any quantity is added, an unknown user has an empty cart, and
+every failure inside a store method becomes FailedPrecondition "Can't access cart storage. {ex}"
+(the exception's type and message). The service logs only its Console.WriteLine lines; the
+status a handler raises is logged by ASP.NET Core itself.
+"""
 
 import json
 
-CART_FIELD = "cart"
-MAX_QUANTITY = 1000
+import linq
+
+# Microsoft.Extensions.Caching.StackExchangeRedis keeps an entry as a hash with a `data` field.
+CART_FIELD = "data"
+# StackExchange.Redis: connect/auth failures vs errors a redis command returns
+CONNECTION_EXCEPTION = "StackExchange.Redis.RedisConnectionException"
+SERVER_EXCEPTION = "StackExchange.Redis.RedisServerException"
+
+
+def storage_error(ctx, err):
+    """The RpcException RedisCartStore throws from its catch-all."""
+    kind = CONNECTION_EXCEPTION if err.code in ("UNAVAILABLE", "UNAUTHENTICATED") else SERVER_EXCEPTION
+    ctx.fail("FAILED_PRECONDITION", f"Can't access cart storage. {kind}: {err.message}")
 
 
 def open_store(ctx):
-    """Connect to redis; failures surface like the C# store's FailedPrecondition."""
     try:
         return ctx.datastore(ctx.env("REDIS_ADDR"))  # a StackExchange.Redis configuration string
     except ctx.RpcError as err:
-        ctx.log("error", f"Can't access cart storage. {err.message}")
-        ctx.fail("FAILED_PRECONDITION", f"Can't access cart storage. {err.message}")
+        storage_error(ctx, err)
 
 
 def load_cart(ctx, store, user_id):
     try:
         raw = store.hget(user_id, CART_FIELD)
     except ctx.RpcError as err:
-        ctx.fail("FAILED_PRECONDITION", f"Can't access cart storage. {err.message}")
-    if raw is None:
-        return {"user_id": user_id, "items": []}
-    return json.loads(raw)
+        storage_error(ctx, err)
+    return None if raw is None else json.loads(raw)
 
 
-def save_cart(ctx, store, cart):
+def save_cart(ctx, store, user_id, cart):
     try:
-        store.hset(cart["user_id"], CART_FIELD, json.dumps(cart, sort_keys=True))
+        store.hset(user_id, CART_FIELD, json.dumps(cart, sort_keys=True))
     except ctx.RpcError as err:
-        ctx.fail("FAILED_PRECONDITION", f"Can't access cart storage. {err.message}")
+        storage_error(ctx, err)
 
 
 def AddItem(ctx, request):
@@ -40,19 +55,20 @@ def AddItem(ctx, request):
     quantity = item.get("quantity", 0)
     ctx.log("info", f"AddItemAsync called with userId={user_id}, productId={product_id}, "
                     f"quantity={quantity}")
-    if not user_id or not product_id:
-        ctx.fail("INVALID_ARGUMENT", "user_id and product_id are required")
-    if quantity <= 0 or quantity > MAX_QUANTITY:
-        ctx.fail("INVALID_ARGUMENT", f"invalid quantity {quantity}")
     store = open_store(ctx)
     cart = load_cart(ctx, store, user_id)
-    for existing in cart["items"]:
-        if existing["product_id"] == product_id:
-            existing["quantity"] = existing["quantity"] + quantity
-            break
+    if cart is None:
+        cart = {"user_id": user_id, "items": [{"product_id": product_id, "quantity": quantity}]}
     else:
-        cart["items"].append({"product_id": product_id, "quantity": quantity})
-    save_cart(ctx, store, cart)
+        try:
+            existing = linq.single_or_default(cart["items"], product_id)
+        except linq.InvalidOperation as ex:  # the store's catch-all
+            ctx.fail("FAILED_PRECONDITION", f"Can't access cart storage. {ex.text()}")
+        if existing is None:
+            cart["items"].append({"product_id": product_id, "quantity": quantity})
+        else:
+            existing["quantity"] = existing["quantity"] + quantity
+    save_cart(ctx, store, user_id, cart)
     return {}
 
 
@@ -61,7 +77,8 @@ def GetCart(ctx, request):
     user_id = request.get("user_id", "")
     ctx.log("info", f"GetCartAsync called with userId={user_id}")
     store = open_store(ctx)
-    return load_cart(ctx, store, user_id)
+    cart = load_cart(ctx, store, user_id)
+    return {"user_id": "", "items": []} if cart is None else cart  # `new Cart()`
 
 
 def EmptyCart(ctx, request):
@@ -69,5 +86,5 @@ def EmptyCart(ctx, request):
     user_id = request.get("user_id", "")
     ctx.log("info", f"EmptyCartAsync called with userId={user_id}")
     store = open_store(ctx)
-    save_cart(ctx, store, {"user_id": user_id, "items": []})
+    save_cart(ctx, store, user_id, {"user_id": "", "items": []})
     return {}

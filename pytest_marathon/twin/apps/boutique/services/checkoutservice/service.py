@@ -1,4 +1,9 @@
-"""checkoutservice: PlaceOrder orchestrates cart, catalog, currency, shipping, payment, email (Go)."""
+"""checkoutservice: PlaceOrder orchestrates cart, catalog, currency, shipping, payment, email (Go).
+
+Upstream: GoogleCloudPlatform/microservices-demo v0.10.6 src/checkoutservice/main.go
+(PlaceOrder, prepareOrderItemsAndShippingQuoteFromCart, prepOrderItems and the RPC helpers): the
+error texts below are its fmt.Errorf wrappings; a failed order is returned, never logged.
+"""
 
 import hashlib
 
@@ -29,18 +34,19 @@ def order_uuid(ctx, user_id):
     return f"{digest[:8]}-{digest[8:12]}-4{digest[13:16]}-8{digest[17:20]}-{digest[20:32]}"
 
 
-def call(ctx, env_name, method, request, describe):
+def call(ctx, env_name, method, request, describe, code="INTERNAL", with_cause=True):
+    """One RPC; a failure becomes `describe` (plus ": <rpc error>" where main.go wraps it
+    with %+v) under `code`."""
     try:
         return ctx.call(ctx.env(env_name), method, request)
     except ctx.RpcError as err:
-        raise CheckoutError("INTERNAL", f"{describe}: {rpc_text(err)}")
+        raise CheckoutError(code, f"{describe}: {rpc_text(err)}" if with_cause else describe)
 
 
-def convert(ctx, price, currency, describe):
-    if price.get("currency_code") == currency:
-        return price
+def convert(ctx, price, currency, describe, with_cause=True):
+    """main.go convertCurrency: always a Convert call, even from USD to USD."""
     return call(ctx, "CURRENCY_SERVICE_ADDR", "Convert", {"from": price, "to_code": currency},
-                describe)
+                describe, with_cause=with_cause)
 
 
 def prepare_order(ctx, user_id, currency, address):
@@ -50,17 +56,19 @@ def prepare_order(ctx, user_id, currency, address):
     order_items = []
     for item in cart_items:
         product_id = item["product_id"]
+        # prepOrderItems drops the RPC error from both of its messages
         product = call(ctx, "PRODUCT_CATALOG_SERVICE_ADDR", "GetProduct", {"id": product_id},
-                       f"failed to prepare order: failed to get product #\"{product_id}\"")
+                       f"failed to prepare order: failed to get product #\"{product_id}\"",
+                       with_cause=False)
         cost = convert(ctx, product["price_usd"], currency,
                        f"failed to prepare order: failed to convert price of \"{product_id}\" "
-                       f"to {currency}")
+                       f"to {currency}", with_cause=False)
         order_items.append({"item": dict(item), "cost": cost})
     quote = call(ctx, "SHIPPING_SERVICE_ADDR", "GetQuote",
                  {"address": address, "items": cart_items},
                  "shipping quote failure: failed to get shipping quote")
     shipping = convert(ctx, quote["cost_usd"], currency,
-                       "failed to convert shipping cost to currency")
+                       "failed to convert shipping cost to currency: failed to convert currency")
     return cart_items, order_items, shipping
 
 
@@ -80,24 +88,20 @@ def PlaceOrder(ctx, request):
     ctx.log("info", f"[PlaceOrder] user_id=\"{user_id}\" user_currency=\"{currency}\"")
     try:
         cart_items, order_items, shipping = prepare_order(ctx, user_id, currency, address)
-        try:
-            total = order_total(currency, shipping, order_items)
-        except money.MoneyError as exc:
-            raise CheckoutError("INTERNAL", f"failed to compute order total: {exc}")
+        total = order_total(currency, shipping, order_items)  # money.Must: a panic on error
         payment = call(ctx, "PAYMENT_SERVICE_ADDR", "Charge",
                        {"amount": total, "credit_card": request.get("credit_card", {})},
                        "failed to charge card: could not charge the card")
         ctx.log("info", f"payment went through (transaction_id: {payment['transaction_id']})")
         shipment = call(ctx, "SHIPPING_SERVICE_ADDR", "ShipOrder",
                         {"address": address, "items": cart_items},
-                        "shipping error: failed to ship order")
+                        "shipping error: shipment failed", code="UNAVAILABLE")
     except CheckoutError as exc:
-        ctx.log("error", f"failed to place order: {exc.message}")
         ctx.fail(exc.code, exc.message)
-    try:
+    try:  # `_ = cs.emptyUserCart(...)`: the result is dropped
         ctx.call(ctx.env("CART_SERVICE_ADDR"), "EmptyCart", {"user_id": user_id})
-    except ctx.RpcError as err:
-        ctx.log("warning", f"failed to empty user cart {user_id}: {rpc_text(err)}")
+    except ctx.RpcError:
+        pass
     order = {
         "order_id": order_uuid(ctx, user_id),
         "shipping_tracking_id": shipment["tracking_id"],

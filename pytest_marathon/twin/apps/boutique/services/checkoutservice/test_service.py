@@ -1,3 +1,5 @@
+"""Pinned against GoogleCloudPlatform/microservices-demo v0.10.6 src/checkoutservice/main.go."""
+
 from testing import TestContext, raises
 
 import money
@@ -10,10 +12,15 @@ MUG = {"id": "6E92ZMYYFZ", "price_usd": {"currency_code": "USD", "units": 8, "na
 SHIPPING = {"cost_usd": {"currency_code": "USD", "units": 8, "nanos": 990000000}}
 
 
+def same_amount(request):
+    return dict(request["from"], currency_code=request["to_code"])
+
+
 def backends(**overrides):
     responses = {
         "GetCart": {"user_id": "u1", "items": [{"product_id": "6E92ZMYYFZ", "quantity": 2}]},
         "GetProduct": MUG, "GetQuote": SHIPPING, "Charge": {"transaction_id": "tx-1"},
+        "Convert": same_amount,
         "ShipOrder": {"tracking_id": "AB-1-2"}, "EmptyCart": {}, "SendOrderConfirmation": {},
     }
     responses.update(overrides)
@@ -23,14 +30,19 @@ def backends(**overrides):
 def order_request():
     return {"user_id": "u1", "user_currency": "USD", "email": "someone@example.com",
             "address": {"street_address": "1600 Amphitheatre Parkway", "country": "United States"},
-            "credit_card": {"credit_card_number": "4432-8015-6152-0454"}}
+            "credit_card": {"credit_card_number": "4432801561520454"}}
 
 
-def test_place_order_calls_the_backends_in_order():
+def down():
+    return TestContext.RpcError("UNAVAILABLE", "connection refused")
+
+
+def test_place_order_converts_even_usd_to_usd():
+    """convertCurrency has no shortcut: one Convert per line and one for shipping."""
     ctx = TestContext(env=ENV, responses=backends())
     response = service.PlaceOrder(ctx, order_request())
-    assert ctx.methods_called() == ["GetCart", "GetProduct", "GetQuote", "Charge", "ShipOrder",
-                                    "EmptyCart", "SendOrderConfirmation"]
+    assert ctx.methods_called() == ["GetCart", "GetProduct", "Convert", "GetQuote", "Convert",
+                                    "Charge", "ShipOrder", "EmptyCart", "SendOrderConfirmation"]
     assert response["order"]["shipping_tracking_id"] == "AB-1-2"
 
 
@@ -41,18 +53,38 @@ def test_total_charged_is_items_plus_shipping():
     assert charge["request"]["amount"] == {"currency_code": "USD", "units": 26, "nanos": 970000000}
 
 
-def test_cart_failure_fails_the_order():
-    ctx = TestContext(env=ENV, responses=backends(GetCart=ctx_error()))
+def test_cart_failure_fails_the_order_without_a_log():
+    ctx = TestContext(env=ENV, responses=backends(GetCart=down()))
     with raises(ctx.RpcError) as err:
         service.PlaceOrder(ctx, order_request())
-    assert err.value.message.startswith("cart failure: failed to get user cart during checkout")
+    assert err.value.code == "INTERNAL"
+    assert err.value.message == ("cart failure: failed to get user cart during checkout: "
+                                 "rpc error: code = Unavailable desc = connection refused")
+    assert ctx.logged("error") == [] and ctx.logged("warning") == []
+
+
+def test_product_failure_drops_the_cause():
+    ctx = TestContext(env=ENV, responses=backends(GetProduct=down()))
+    with raises(ctx.RpcError) as err:
+        service.PlaceOrder(ctx, order_request())
+    assert err.value.message == 'failed to prepare order: failed to get product #"6E92ZMYYFZ"'
+
+
+def test_shipment_failure_is_unavailable():
+    ctx = TestContext(env=ENV, responses=backends(ShipOrder=down()))
+    with raises(ctx.RpcError) as err:
+        service.PlaceOrder(ctx, order_request())
+    assert err.value.code == "UNAVAILABLE"
+    assert err.value.message.startswith("shipping error: shipment failed: rpc error")
+
+
+def test_empty_cart_failure_is_ignored_silently():
+    ctx = TestContext(env=ENV, responses=backends(EmptyCart=down()))
+    assert service.PlaceOrder(ctx, order_request())["order"]["shipping_tracking_id"] == "AB-1-2"
+    assert ctx.logged("warning") == [] and ctx.logged("error") == []
 
 
 def test_money_add_carries_nanos():
     total = money.add({"currency_code": "USD", "units": 1, "nanos": 600000000},
                       {"currency_code": "USD", "units": 2, "nanos": 500000000})
     assert (total["units"], total["nanos"]) == (4, 100000000)
-
-
-def ctx_error():
-    return TestContext.RpcError("UNAVAILABLE", "no healthy upstream")

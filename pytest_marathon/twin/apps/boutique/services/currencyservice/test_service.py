@@ -1,4 +1,4 @@
-from testing import TestContext, raises
+from testing import TestContext
 
 import service
 
@@ -23,9 +23,13 @@ def test_convert_to_same_currency_keeps_amount():
     assert (result["units"], result["nanos"]) == (5, 250000000)
 
 
-def test_unsupported_currency_is_rejected():
+def test_unknown_currency_converts_to_zero_not_an_error():
+    """server.js convert: an unknown code yields NaN, sent as 0 by protobuf.js."""
     ctx = TestContext()
     money = {"currency_code": "XXX", "units": 1, "nanos": 0}
-    with raises(ctx.RpcError) as err:
-        service.Convert(ctx, {"from": money, "to_code": "EUR"})
-    assert err.value.code == "INVALID_ARGUMENT"
+    assert service.Convert(ctx, {"from": money, "to_code": "EUR"}) == {
+        "currency_code": "EUR", "units": 0, "nanos": 0}
+    money = {"currency_code": "USD", "units": 3, "nanos": 0}
+    assert service.Convert(ctx, {"from": money, "to_code": "ABC"}) == {
+        "currency_code": "ABC", "units": 0, "nanos": 0}
+    assert ctx.logged("info") == ["conversion request successful"] * 2

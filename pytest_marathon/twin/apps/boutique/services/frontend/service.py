@@ -1,15 +1,19 @@
 """frontend: the shop's HTTP routes (Go original). One handler per route named in app.yaml.
 
+Upstream: GoogleCloudPlatform/microservices-demo v0.10.6 src/frontend/handlers.go (the
+handlers, in their call order) and src/frontend/rpc.go (the backend calls).
 A route request is the parsed HTTP request the load generator sends:
 ``session_id`` (cookie, also the cart's user id), ``currency`` (the ``shop_currency`` cookie,
 default USD), ``product_id``, ``quantity`` (form value, a string) and, for checkout, the form
 fields ``email street_address zip_code city state country credit_card_number
 credit_card_expiration_month credit_card_expiration_year credit_card_cvv`` (strings).
-A response is ``{"status": <http status>, ...}``; errors raise through ``ctx.fail`` with
-INVALID_ARGUMENT (HTTP 400), NOT_FOUND (404) or INTERNAL (500), after logging the Go error text.
+A response is ``{"status": <http status>, ...}``. Form input that fails validation is answered
+with 422 and the validator's text (``validator.py``); a failed backend call raises through
+``ctx.fail`` with INTERNAL (HTTP 500) after logging the Go error text (``renderHTTPError``).
 """
 
 import money
+import validator
 
 DEFAULT_CURRENCY = "USD"
 WHITELISTED_CURRENCIES = ("USD", "EUR", "CAD", "JPY", "GBP", "TRY")
@@ -34,7 +38,7 @@ def backend(ctx, env_name, method, request, describe):
     try:
         return ctx.call(ctx.env(env_name), method, request)
     except ctx.RpcError as err:
-        raise BackendError(f"{describe}: {rpc_text(err)}")
+        raise BackendError(joined(describe, rpc_text(err)))
 
 
 def http_error(ctx, exc, code="INTERNAL"):
@@ -64,29 +68,46 @@ def get_product(ctx, product_id, describe="could not retrieve product"):
 
 
 def convert(ctx, price, currency, describe="failed to convert currency"):
-    if price.get("currency_code") == currency:
-        return price
+    """rpc.go convertCurrency: `avoidNoopCurrencyConversionRPC = false`, so even a price already
+    in the shopper's currency goes through Convert."""
     return backend(ctx, "CURRENCY_SERVICE_ADDR", "Convert", {"from": price, "to_code": currency},
                    describe)
 
 
 def recommendations(ctx, session_id, product_ids):
+    """rpc.go getRecommendations: every recommended product is fetched, then the list is cut to
+    the four the page shows. Errors come back unwrapped (the caller's text leads)."""
     response = backend(ctx, "RECOMMENDATION_SERVICE_ADDR", "ListRecommendations",
-                       {"user_id": session_id, "product_ids": product_ids},
-                       "failed to get product recommendations")
+                       {"user_id": session_id, "product_ids": product_ids}, "")
     shown = []
-    for product_id in response.get("product_ids", [])[:MAX_RECOMMENDATIONS_SHOWN]:
-        shown.append(get_product(ctx, product_id, "failed to get recommended product info"))
-    return shown
+    for product_id in response.get("product_ids", []):
+        shown.append(get_product(ctx, product_id,
+                                 f"failed to get recommended product info (#{product_id})"))
+    return shown[:MAX_RECOMMENDATIONS_SHOWN]
+
+
+def optional_recommendations(ctx, session_id, product_ids):
+    """handlers.go: "ignores the error retrieving recommendations since it is not critical" -
+    a warning, and the page renders without them."""
+    try:
+        return recommendations(ctx, session_id, product_ids)
+    except BackendError as exc:
+        ctx.log("warning", joined("failed to get product recommendations", exc.message))
+        return []
+
+
+def joined(describe, message):
+    """errors.Wrap's "<describe>: <cause>"."""
+    return f"{describe}: {message}" if describe else message
 
 
 def ads(ctx, context_keys):
     """Ads are best effort: a failure is logged and the page renders without them."""
     try:
         return backend(ctx, "AD_SERVICE_ADDR", "GetAds", {"context_keys": context_keys},
-                       "failed to retrieve ads").get("ads", [])
+                       "failed to get ads").get("ads", [])
     except BackendError as exc:
-        ctx.log("warning", exc.message)
+        ctx.log("warning", joined("failed to retrieve ads", exc.message))
         return []
 
 
@@ -124,7 +145,7 @@ def product(ctx, request):
     product_id = request.get("product_id", "")
     currency = user_currency(request)
     if not product_id:
-        ctx.fail("INVALID_ARGUMENT", "product id not specified")
+        http_error(ctx, BackendError("product id not specified"), "INVALID_ARGUMENT")
     try:
         item = get_product(ctx, product_id)
         currencies = supported_currencies(ctx)
@@ -132,11 +153,7 @@ def product(ctx, request):
         price = convert(ctx, item["price_usd"], currency, "failed to convert currency")
     except BackendError as exc:
         http_error(ctx, exc)
-    try:
-        recommended = recommendations(ctx, session_id, [product_id])
-    except BackendError as exc:
-        ctx.log("warning", exc.message)
-        recommended = []
+    recommended = optional_recommendations(ctx, session_id, [product_id])
     return {"status": 200, "product": {"id": item["id"], "name": item["name"], "price": price},
             "currencies": currencies, "cart_size": cart_size(items),
             "recommendations": [r["id"] for r in recommended],
@@ -150,11 +167,11 @@ def view_cart(ctx, request):
     try:
         currencies = supported_currencies(ctx)
         items = cart_items(ctx, session_id)
-        recommended = recommendations(ctx, session_id, [i["product_id"] for i in items])
-        quote = backend(ctx, "SHIPPING_SERVICE_ADDR", "GetQuote",
-                        {"address": {}, "items": items}, "failed to get shipping quote")
-        shipping = convert(ctx, quote["cost_usd"], currency,
-                           "failed to convert currency for shipping cost")
+    except BackendError as exc:
+        http_error(ctx, exc)
+    recommended = optional_recommendations(ctx, session_id, [i["product_id"] for i in items])
+    try:
+        shipping = shipping_quote(ctx, items, currency)
         total = money.add(money.zero(currency), shipping)
         lines = []
         for item in items:
@@ -172,25 +189,36 @@ def view_cart(ctx, request):
             "currencies": currencies, "recommendations": [r["id"] for r in recommended]}
 
 
-def parse_quantity(raw):
-    text = str(raw).strip()
-    if not text.isdigit():
-        return 0
-    return int(text)
+def shipping_quote(ctx, items, currency):
+    """rpc.go getShippingQuote: the cart page has no address yet (`Address: nil`)."""
+    quote = backend(ctx, "SHIPPING_SERVICE_ADDR", "GetQuote", {"items": items},
+                    "failed to get shipping quote")
+    try:
+        return convert(ctx, quote["cost_usd"], currency,
+                       "failed to convert currency for shipping cost")
+    except BackendError as exc:
+        raise BackendError(joined("failed to get shipping quote", exc.message))
+
+
+def unprocessable(ctx, problems):
+    """renderHTTPError(..., http.StatusUnprocessableEntity) with the validator's text."""
+    ctx.log("error", problems)
+    return {"status": 422, "error": problems}
 
 
 def add_to_cart(ctx, request):
     ctx.work(1.5)
     session_id = request.get("session_id", "")
     product_id = request.get("product_id", "")
-    quantity = parse_quantity(request.get("quantity", ""))
-    if not product_id or quantity == 0 or quantity > 10:
-        ctx.log("error", "invalid form input")
-        ctx.fail("INVALID_ARGUMENT", "invalid form input")
+    quantity = validator.parse_uint(request.get("quantity", ""))
+    problems = validator.add_to_cart(quantity, product_id)
+    if problems:
+        return unprocessable(ctx, problems)
     try:
-        get_product(ctx, product_id)
+        found = get_product(ctx, product_id)
         backend(ctx, "CART_SERVICE_ADDR", "AddItem",
-                {"user_id": session_id, "item": {"product_id": product_id, "quantity": quantity}},
+                {"user_id": session_id,
+                 "item": {"product_id": found["id"], "quantity": quantity}},
                 "failed to add to cart")
     except BackendError as exc:
         http_error(ctx, exc)
@@ -198,30 +226,37 @@ def add_to_cart(ctx, request):
 
 
 def form_int(request, name):
-    text = str(request.get(name, "")).strip()
-    return int(text) if text.isdigit() else 0
+    return validator.parse_int(request.get(name, ""))
 
 
 def checkout(ctx, request):
     ctx.work(2.0)
     session_id = request.get("session_id", "")
     currency = user_currency(request)
+    form = {name: request.get(name, "") for name in (
+        "email", "street_address", "city", "state", "country", "credit_card_number")}
+    for name in ("zip_code", "credit_card_expiration_month", "credit_card_expiration_year",
+                 "credit_card_cvv"):
+        form[name] = form_int(request, name)
+    problems = validator.place_order(form)
+    if problems:
+        return unprocessable(ctx, problems)
     order_request = {
-        "email": request.get("email", ""),
+        "email": form["email"],
         "address": {
-            "street_address": request.get("street_address", ""),
-            "city": request.get("city", ""),
-            "state": request.get("state", ""),
-            "country": request.get("country", ""),
-            "zip_code": form_int(request, "zip_code"),
+            "street_address": form["street_address"],
+            "city": form["city"],
+            "state": form["state"],
+            "country": form["country"],
+            "zip_code": form["zip_code"],
         },
         "user_id": session_id,
         "user_currency": currency,
         "credit_card": {
-            "credit_card_number": request.get("credit_card_number", ""),
-            "credit_card_cvv": form_int(request, "credit_card_cvv"),
-            "credit_card_expiration_year": form_int(request, "credit_card_expiration_year"),
-            "credit_card_expiration_month": form_int(request, "credit_card_expiration_month"),
+            "credit_card_number": form["credit_card_number"],
+            "credit_card_cvv": form["credit_card_cvv"],
+            "credit_card_expiration_year": form["credit_card_expiration_year"],
+            "credit_card_expiration_month": form["credit_card_expiration_month"],
         },
     }
     try:
@@ -230,7 +265,7 @@ def checkout(ctx, request):
     except BackendError as exc:
         http_error(ctx, exc)
     ctx.log("info", f"order placed (id={order['order_id']})")
-    try:
+    try:  # handlers.go placeOrderHandler drops this error without a word
         recommended = recommendations(ctx, session_id, [])
     except BackendError:
         recommended = []
@@ -247,10 +282,11 @@ def checkout(ctx, request):
 
 
 def set_currency(ctx, request):
+    """Any ISO 4217 code passes (the whitelist only filters the currency menu)."""
     ctx.work(0.5)
     currency = request.get("currency_code", "")
-    if currency not in WHITELISTED_CURRENCIES:
-        ctx.log("error", f"invalid currency: {currency}")
-        ctx.fail("INVALID_ARGUMENT", f"invalid currency: {currency}")
+    problems = validator.set_currency(currency)
+    if problems:
+        return unprocessable(ctx, problems)
     return {"status": 302, "location": request.get("referer") or "/",
             "set_cookie": {"shop_currency": currency}}

@@ -1,6 +1,12 @@
-"""paymentservice: validates the card and "charges" it (Node.js original with card-validator)."""
+"""paymentservice: validates the card and "charges" it (Node.js original with card-validator).
+
+Upstream: GoogleCloudPlatform/microservices-demo v0.10.6 src/paymentservice/server.js
+(ChargeServiceHandler logs every request, then `console.warn(err)` on a refused card) and
+charge.js (the checks and their messages).
+"""
 
 import hashlib
+import json
 
 # The twin's calendar: virtual time 0 is the first of June 2025.
 EPOCH_YEAR = 2025
@@ -44,8 +50,18 @@ def current_year_month(now):
 
 def Charge(ctx, request):
     ctx.work(2.0)
+    ctx.log("info", f"PaymentService#Charge invoked with request "
+                    f"{json.dumps(request, separators=(',', ':'))}")
+    try:
+        return charge(ctx, request, request.get("credit_card", {}))
+    except ctx.RpcError as err:
+        ctx.log("warning", f"Error: {err.message}")  # console.warn(err): the error's stack
+        raise
+
+
+def charge(ctx, request, card):
+    """charge.js: validate the card, then "charge" it."""
     amount = request.get("amount", {})
-    card = request.get("credit_card", {})
     number = digits_of(card.get("credit_card_number", ""))
     if not luhn_valid(number):
         ctx.fail("INVALID_ARGUMENT", "Credit card info is invalid")

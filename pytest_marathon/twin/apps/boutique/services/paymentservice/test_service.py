@@ -1,3 +1,6 @@
+"""Pinned against GoogleCloudPlatform/microservices-demo v0.10.6 src/paymentservice (server.js,
+charge.js)."""
+
 from testing import TestContext, raises
 
 import service
@@ -11,7 +14,8 @@ def test_valid_visa_is_charged():
     ctx = TestContext()
     response = service.Charge(ctx, {"amount": AMOUNT, "credit_card": VISA})
     assert len(response["transaction_id"]) == 36
-    assert "Transaction processed: visa ending 0454" in ctx.logged("info")[0]
+    assert ctx.logged("info")[0].startswith("PaymentService#Charge invoked with request {")
+    assert "Transaction processed: visa ending 0454" in ctx.logged("info")[-1]
 
 
 def test_luhn_rejects_a_mistyped_number():
@@ -20,6 +24,7 @@ def test_luhn_rejects_a_mistyped_number():
     with raises(ctx.RpcError) as err:
         service.Charge(ctx, {"amount": AMOUNT, "credit_card": card})
     assert err.value.message == "Credit card info is invalid"
+    assert ctx.logged("warning") == ["Error: Credit card info is invalid"]
 
 
 def test_amex_is_not_accepted():

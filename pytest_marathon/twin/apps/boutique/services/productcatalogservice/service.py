@@ -1,4 +1,9 @@
-"""productcatalogservice: the product catalog, read from products.json at startup (Go original)."""
+"""productcatalogservice: the product catalog, read from products.json at startup (Go original).
+
+Upstream: GoogleCloudPlatform/microservices-demo v0.10.6 src/productcatalogservice/
+product_catalog.go: every handler starts with `time.Sleep(extraLatency)` (EXTRA_LATENCY), a wait
+that costs no CPU, then answers from the parsed catalog.
+"""
 
 import json
 
@@ -32,12 +37,14 @@ def to_message(product):
 
 
 def ListProducts(ctx, request):
-    ctx.work(1.0 + extra_latency_ms(ctx))
+    ctx.sleep(extra_latency_ms(ctx))
+    ctx.work(1.0)
     return {"products": [to_message(product) for product in CATALOG]}
 
 
 def GetProduct(ctx, request):
-    ctx.work(0.5 + extra_latency_ms(ctx))
+    ctx.sleep(extra_latency_ms(ctx))
+    ctx.work(0.5)
     product_id = request.get("id", "")
     product = BY_ID.get(product_id)
     if product is None:
@@ -46,7 +53,8 @@ def GetProduct(ctx, request):
 
 
 def SearchProducts(ctx, request):
-    ctx.work(1.5 + extra_latency_ms(ctx))
+    ctx.sleep(extra_latency_ms(ctx))
+    ctx.work(1.5)
     query = request.get("query", "").lower()
     results = [to_message(product) for product in CATALOG
                if query in product["name"].lower() or query in product["description"].lower()]

@@ -1,4 +1,9 @@
-from testing import TestContext, raises
+"""Pinned against GoogleCloudPlatform/microservices-demo v0.10.6 src/shippingservice (main.go,
+quote.go, tracker.go)."""
+
+import re
+
+from testing import TestContext
 
 import service
 
@@ -12,19 +17,21 @@ def test_quote_for_a_basket_is_8_99():
     assert quote["cost_usd"] == {"currency_code": "USD", "units": 8, "nanos": 990000000}
 
 
-def test_empty_basket_ships_free():
-    quote = service.GetQuote(TestContext(), {"address": ADDRESS, "items": []})
+def test_empty_basket_ships_free_and_no_address_is_needed():
+    """The frontend's cart page quotes with `Address: nil` (rpc.go getShippingQuote)."""
+    quote = service.GetQuote(TestContext(), {"items": []})
     assert quote["cost_usd"]["units"] == 0
 
 
-def test_ship_order_returns_a_tracking_id():
+def test_tracking_id_has_the_go_layout():
     ctx = TestContext()
     response = service.ShipOrder(ctx, {"address": ADDRESS, "items": []})
-    assert response["tracking_id"][2] == "-"
+    salt = len("1600 Amphitheatre Parkway, Mountain View, CA")
+    assert re.match(rf"^[A-Y]{{2}}-{salt}\d{{3}}-{salt // 2}\d{{7}}$", response["tracking_id"])
     assert ctx.logged("info")[-1] == "[ShipOrder] completed request"
 
 
-def test_ship_order_needs_an_address():
-    ctx = TestContext()
-    with raises(ctx.RpcError):
-        service.ShipOrder(ctx, {"address": {}, "items": []})
+def test_tracking_ids_differ_per_request():
+    first = service.ShipOrder(TestContext(request_id="r1"), {"address": ADDRESS, "items": []})
+    second = service.ShipOrder(TestContext(request_id="r2"), {"address": ADDRESS, "items": []})
+    assert first["tracking_id"] != second["tracking_id"]
