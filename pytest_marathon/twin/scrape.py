@@ -83,8 +83,8 @@ def scrape_cluster(tel: Telemetry, cluster: Cluster, servers: dict[str, RedisSer
             ready = node.condition_ready
             value = (status == "true" and ready) or (status == "unknown" and not ready)
             gauge(t, "kube_node_status_condition", (*ids, ("condition", "Ready"), ("status", status)), 1.0 if value else 0.0)
-        gauge(t, "kube_node_status_allocatable", (*ids, ("resource", "cpu")), node.cpu)
-        gauge(t, "kube_node_status_allocatable", (*ids, ("resource", "memory")), node.memory)
+        gauge(t, "kube_node_status_allocatable", (*ids, ("resource", "cpu"), ("unit", "core")), node.cpu)
+        gauge(t, "kube_node_status_allocatable", (*ids, ("resource", "memory"), ("unit", "byte")), node.memory)
     for dep_name, dep in sorted(cluster.spec.deployments.items()):
         if dep.kind != "datastore":
             continue
