@@ -151,3 +151,14 @@ def test_grpc_server_spans_are_errors_only_for_server_fault_codes() -> None:
     assert labels["status_code"] == "STATUS_CODE_ERROR" and labels["server_address"] == "paymentservice"
     unavailable = {**server, "status_message": "UNAVAILABLE: connection refused"}
     assert dict(spanmetrics.grpc_labels(unavailable))["status_code"] == "STATUS_CODE_ERROR"
+
+
+def test_the_synthetic_parity_cluster_is_shaped_like_the_inventory() -> None:
+    from alert_synthetic import synthetic_store
+
+    store = synthetic_store(minutes=2.0)
+    for name in store.names():
+        known = labels_of(name)
+        assert known is not None, name
+        for series in store.series(name):
+            assert set(series.labels) - {"__name__"} <= known, (name, series.labels)
