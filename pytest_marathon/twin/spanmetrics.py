@@ -48,6 +48,12 @@ def prom_label(attribute: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in attribute)
 
 
+def is_grpc_name(name: str) -> bool:
+    """A gRPC span's name is the full method, `package.Service/Method` (semconv `rpc-spans.md`)."""
+    service, _, method = name.partition("/")
+    return bool(method) and "." in service and " " not in name
+
+
 def grpc_code(span: dict[str, Any]) -> str:
     """The span's gRPC status name: the prefix of its status message, OK when it has none."""
     prefix = str(span.get("status_message") or "").split(":", 1)[0]

@@ -91,7 +91,7 @@ class Telemetry:
         if weight <= 0:
             return
         name = str(span.get("name") or "")
-        if span["kind"] == "SPAN_KIND_SERVER" and not span.get("parent_span_id") and " " in name:
+        if span["kind"] == "SPAN_KIND_SERVER" and not span.get("parent_span_id") and not spanmetrics.is_grpc_name(name):
             self._entry_span = span  # the frontend's HTTP span; `http` adds its status
             return
         labels = spanmetrics.grpc_labels(span)
