@@ -143,6 +143,11 @@ def _reason(fault: Mapping[str, Any], row: Mapping[str, Any], ev: Evidence) -> t
     if not row.get("correlated"):
         if seen_at is None:
             return "run-ended-before-invocation", f"first attributable alert at {fired[0]:g} s"
+        if seen_at >= revert + ATTRIBUTION_GRACE_S:  # first seen after the fault's scoring horizon
+            return "no-invocation-before-revert", (
+                f"first alert at {fired[0]:g} s, next invocation at {seen_at:g} s, "
+                f"after the horizon {revert + ATTRIBUTION_GRACE_S:g} s"
+            )
         return "not-correlated", f"attributable alerts seen at {seen_at:g} s, no incident matched"
     if not row.get("located"):
         return "not-located", "the reported culprits/artifact differ from the schedule record"

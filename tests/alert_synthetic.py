@@ -1,8 +1,9 @@
 """Exporter-shaped synthetic series in which every rule of the boutique pack fires.
 
-The twin's fault runs trigger the request, span and log rules; node pressure, redis memory and
-similar rules need conditions the twin's catalog does not produce, so this cluster builds them
-on a timeline (healthy, then one symptom group at a time, then healthy again).
+Series are shaped as the shipped exporters and collector configuration produce them
+(`pytest_marathon/deploy/series.py`); the cluster builds every rule's condition on a timeline
+(healthy, then one symptom group at a time, then healthy again), with exact values so rendered
+annotations can be compared.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from pytest_marathon.tsdb import SeriesStore
 NS = "boutique"
 SCRAPE = 15.0
 M = 60.0
-BUCKETS = ("0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10", "+Inf")
-MS_BUCKETS = ("5", "10", "50", "100", "500", "1000", "2000", "5000", "+Inf")
+#: the span_metrics connector's default buckets (ms)
+MS_BUCKETS = ("2", "4", "6", "8", "10", "50", "100", "200", "400", "800", "1000", "1400", "2000", "5000", "10000",
+              "15000", "+Inf")
 
 
 def _during(t: float, start_min: float, end_min: float) -> bool:
@@ -27,22 +29,24 @@ class _Cluster:
         self.store = SeriesStore()
         self.counters: dict[tuple, float] = {}
 
-    def gauge(self, t: float, name: str, value: float, **labels: str) -> None:
-        self.store.append(name, {"namespace": NS, **labels}, t, value)
+    def gauge(self, t: float, name: str, value: float, plain: bool = False, **labels: str) -> None:
+        """`plain`: a series with no Kubernetes namespace (the collector's, a node's)."""
+        self.store.append(name, labels if plain else {"namespace": NS, **labels}, t, value)
 
-    def counter(self, t: float, name: str, per_second: float, **labels: str) -> None:
+    def counter(self, t: float, name: str, per_second: float, plain: bool = False, **labels: str) -> None:
         key = (name, tuple(sorted(labels.items())))
         self.counters[key] = self.counters.get(key, 0.0) + per_second * SCRAPE
-        self.gauge(t, name, self.counters[key], **labels)
+        self.gauge(t, name, self.counters[key], plain, **labels)
 
     def histogram(
-        self, t: float, prefix: str, per_second: float, latency: float, buckets: tuple, **labels: str
+        self, t: float, prefix: str, per_second: float, latency: float, buckets: tuple, plain: bool = False,
+        **labels: str,
     ) -> None:
         for le in buckets:
             inside = le == "+Inf" or latency <= float(le)
-            self.counter(t, f"{prefix}_bucket", per_second if inside else 0.0, le=le, **labels)
-        self.counter(t, f"{prefix}_count", per_second, **labels)
-        self.counter(t, f"{prefix}_sum", per_second * latency, **labels)
+            self.counter(t, f"{prefix}_bucket", per_second if inside else 0.0, plain, le=le, **labels)
+        self.counter(t, f"{prefix}_count", per_second, plain, **labels)
+        self.counter(t, f"{prefix}_sum", per_second * latency, plain, **labels)
 
 
 def synthetic_store(minutes: float = 40.0) -> SeriesStore:
@@ -54,55 +58,44 @@ def synthetic_store(minutes: float = 40.0) -> SeriesStore:
     return c.store
 
 
+def _span(c: _Cluster, t: float, per_second: float, latency: float, **labels: str) -> None:
+    """One span-metrics series as the shipped collector config renders it (no namespace)."""
+    labels = {"job": labels["service_name"], **labels}
+    c.counter(t, "traces_span_metrics_calls_total", per_second, plain=True, **labels)
+    c.histogram(t, "traces_span_metrics_duration_milliseconds", per_second, latency * 1000.0, MS_BUCKETS,
+                plain=True, **labels)
+
+
+def _server(c: _Cluster, t: float, rate: float, latency: float, service: str, method: str, code: str) -> None:
+    error = code in ("2", "4", "12", "13", "14", "15")
+    _span(c, t, rate, latency, service_name=service, span_name=method, span_kind="SPAN_KIND_SERVER",
+          status_code="STATUS_CODE_ERROR" if error else "STATUS_CODE_UNSET", rpc_grpc_status_code=code)
+
+
 def _scrape(c: _Cluster, t: float) -> None:
     errors = _during(t, 5, 11)
     slow = _during(t, 13, 19)
     # --- requests: frontend -> checkout -> payment; email only serves checkout ---------------
     ok_rate, bad_rate = (0.5, 0.5) if errors else (1.0, 0.0)
     latency = 3.0 if slow else 0.02
-    c.histogram(t, "http_server_request_duration_seconds", ok_rate, latency, BUCKETS,
-                service="frontend", http_route="/cart/checkout", http_request_method="POST",
-                http_response_status_code="200")
-    c.histogram(t, "http_server_request_duration_seconds", bad_rate, latency, BUCKETS,
-                service="frontend", http_route="/cart/checkout", http_request_method="POST",
-                http_response_status_code="500")
+    for status, rate in (("200", ok_rate), ("500", bad_rate)):
+        _span(c, t, rate, latency, service_name="frontend", span_name="frontend", span_kind="SPAN_KIND_SERVER",
+              status_code="STATUS_CODE_ERROR" if status == "500" else "STATUS_CODE_UNSET",
+              http_request_method="POST", http_response_status_code=status)
     code_bad = "4" if slow else "13"
     slow_bad = 0.2 if slow else 0.0
-    c.histogram(t, "rpc_server_call_duration_seconds", ok_rate - slow_bad, latency, BUCKETS,
-                service="paymentservice", rpc_service="hipstershop.PaymentService",
-                rpc_method="Charge", rpc_grpc_status_code="0")
-    c.histogram(t, "rpc_server_call_duration_seconds", bad_rate + slow_bad, latency, BUCKETS,
-                service="paymentservice", rpc_service="hipstershop.PaymentService",
-                rpc_method="Charge", rpc_grpc_status_code=code_bad)
-    c.histogram(t, "rpc_server_call_duration_seconds", bad_rate, 0.01, BUCKETS,
-                service="checkoutservice", rpc_service="hipstershop.CheckoutService",
-                rpc_method="PlaceOrder", rpc_grpc_status_code="14")
-    c.histogram(t, "rpc_server_call_duration_seconds", ok_rate, 0.01, BUCKETS,
-                service="checkoutservice", rpc_service="hipstershop.CheckoutService",
-                rpc_method="PlaceOrder", rpc_grpc_status_code="0")
+    charge, order = "hipstershop.PaymentService/Charge", "hipstershop.CheckoutService/PlaceOrder"
+    _server(c, t, ok_rate - slow_bad, latency, "paymentservice", charge, "0")
+    _server(c, t, bad_rate + slow_bad, latency, "paymentservice", charge, code_bad)
+    _server(c, t, bad_rate, 0.01, "checkoutservice", order, "14")
+    _server(c, t, ok_rate, 0.01, "checkoutservice", order, "0")
     client_bad = "4" if slow else "14"
-    c.histogram(t, "rpc_client_call_duration_seconds", ok_rate - slow_bad, latency, BUCKETS,
-                service="checkoutservice", peer_service="paymentservice", rpc_method="Charge",
-                rpc_grpc_status_code="0")
-    c.histogram(t, "rpc_client_call_duration_seconds", bad_rate + slow_bad, latency, BUCKETS,
-                service="checkoutservice", peer_service="paymentservice", rpc_method="Charge",
-                rpc_grpc_status_code=client_bad)
+    for code, rate in (("0", ok_rate - slow_bad), (client_bad, bad_rate + slow_bad)):
+        _span(c, t, rate, latency, service_name="checkoutservice", span_name=charge, span_kind="SPAN_KIND_CLIENT",
+              status_code="STATUS_CODE_UNSET" if code == "0" else "STATUS_CODE_ERROR",
+              rpc_grpc_status_code=code, server_address="paymentservice")
     email_rate = 0.0 if _during(t, 13, 19) else 0.2
-    c.histogram(t, "rpc_server_call_duration_seconds", email_rate, 0.01, BUCKETS,
-                service="emailservice", rpc_service="hipstershop.EmailService",
-                rpc_method="SendOrderConfirmation", rpc_grpc_status_code="0")
-    for status, rate in (("STATUS_CODE_UNSET", ok_rate), ("STATUS_CODE_ERROR", bad_rate)):
-        c.counter(t, "traces_span_metrics_calls_total", rate, service_name="paymentservice",
-                  span_name="hipstershop.PaymentService/Charge", span_kind="SPAN_KIND_SERVER",
-                  status_code=status)
-        c.histogram(t, "traces_span_metrics_duration_milliseconds", rate, latency * 1000,
-                    MS_BUCKETS, service_name="paymentservice",
-                    span_name="hipstershop.PaymentService/Charge", span_kind="SPAN_KIND_SERVER",
-                    status_code=status)
-    c.counter(t, "log_lines_total", 2.0 if errors else 0.0, service="paymentservice",
-              pod="paymentservice-5d8f7b6c4a-x2k9q", level="error")
-    c.counter(t, "log_lines_total", 1.0, service="paymentservice",
-              pod="paymentservice-5d8f7b6c4a-x2k9q", level="info")
+    _server(c, t, email_rate, 0.01, "emailservice", "hipstershop.EmailService/SendOrderConfirmation", "0")
     _workloads(c, t)
     _nodes_and_redis(c, t)
 
@@ -157,28 +150,29 @@ def _deployment(
     gauge(t, "kube_deployment_status_replicas_updated", float(updated), deployment=name)
     gauge(t, "kube_deployment_metadata_generation", float(generation), deployment=name)
     gauge(t, "kube_deployment_status_observed_generation", float(observed), deployment=name)
+    reasons = {"Progressing": ("NewReplicaSetAvailable", "ProgressDeadlineExceeded"),
+               "Available": ("MinimumReplicasAvailable", "MinimumReplicasUnavailable")}
     for condition, state in (("Progressing", progressing), ("Available", condition_available)):
-        for status in ("true", "false"):
-            gauge(t, "kube_deployment_status_condition", 1.0 if (status == "true") == state else 0.0,
-                  deployment=name, condition=condition, status=status)
+        reason = reasons[condition][0 if state else 1]
+        for status in ("true", "false", "unknown"):
+            gauge(t, "kube_deployment_status_condition", 1.0 if status == ("true" if state else "false") else 0.0,
+                  deployment=name, condition=condition, status=status, reason=reason)
 
 
 def _nodes_and_redis(c: _Cluster, t: float) -> None:
     pressure = _during(t, 21, 27)
     for node in ("node-a", "node-b"):
-        bad = pressure and node == "node-b"
-        for condition in ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure"):
-            healthy_true = condition == "Ready"
-            is_true = (not healthy_true) if bad else healthy_true
-            for status in ("true", "false"):
-                c.gauge(t, "kube_node_status_condition",
-                        1.0 if (status == "true") == is_true else 0.0,
-                        node=node, condition=condition, status=status)
+        ready = not (pressure and node == "node-b")
+        for status in ("true", "false", "unknown"):
+            c.gauge(t, "kube_node_status_condition", 1.0 if status == ("true" if ready else "unknown") else 0.0,
+                    plain=True, node=node, condition="Ready", status=status)
     down = _during(t, 21, 27)
-    c.gauge(t, "redis_up", 0.0 if down else 1.0, service="redis-cart")
+    redis = {"job": "redis_exporter_targets", "instance": "redis://redis-cart:6379"}
+    c.gauge(t, "redis_up", 0.0 if down else 1.0, **redis)
     idle = _during(t, 29, 35)
-    c.gauge(t, "redis_connected_clients", 0.0 if (down or idle) else 3.0, service="redis-cart")
-    c.counter(t, "redis_rejected_connections_total", 0.5 if down else 0.0, service="redis-cart")
-    c.counter(t, "redis_commands_failed_total", 1.0 if down else 0.0, service="redis-cart")
-    c.gauge(t, "redis_memory_max_bytes", 256 * 2**20, service="redis-cart")
-    c.gauge(t, "redis_memory_used_bytes", (250 if down else 20) * 2**20, service="redis-cart")
+    c.gauge(t, "redis_connected_clients", 0.0 if (down or idle) else 3.0, **redis)
+    c.counter(t, "redis_acl_access_denied_auth_total", 0.5 if down else 0.0, **redis)
+    c.counter(t, "redis_commands_failed_calls_total", 1.0 if down else 0.0, cmd="auth", **redis)
+    c.counter(t, "redis_commands_rejected_calls_total", 1.0 if down else 0.0, cmd="hset", **redis)
+    c.gauge(t, "redis_memory_max_bytes", 256 * 2**20, **redis)
+    c.gauge(t, "redis_memory_used_bytes", (250 if down else 20) * 2**20, **redis)

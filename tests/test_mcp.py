@@ -41,7 +41,7 @@ def _comment_patch(answers: Answers) -> dict[str, Any]:
 SCRIPT: list[Step] = [
     ("get_alerts", {"limit": 5}),
     ("query_metrics", {"query": "sum by (deployment) (kube_deployment_status_replicas_available)"}),
-    ("query_metrics", {"query": "sum(log_lines_total)", "start": -240, "step": 60}),
+    ("query_metrics", {"query": "sum(traces_span_metrics_calls_total)", "start": -240, "step": 60}),
     ("get_logs", {"service": "frontend", "limit": 3}),
     ("get_traces", {"limit": 2}),
     ("get_trace", _first_trace),

@@ -46,9 +46,10 @@ def _answers(client: InProcessClient, backend) -> list[dict]:
         client.call("get_topology"),
         client.call("get_logs", limit=200, level="error", since=-300),
         client.call("get_logs", limit=200, level="warning", since=-300),
-        client.call("query_metrics", query="sum by (service, level) (log_lines_total)"),
-        client.call("query_metrics", query="sum by (service, peer_service, rpc_grpc_status_code) "
-                                           "(rpc_client_call_duration_seconds_count)", max_series=200),
+        client.call("query_metrics", query="sum by (reason) (kube_pod_container_status_waiting_reason)"),
+        client.call("query_metrics", query="sum by (service_name, server_address, rpc_grpc_status_code) "
+                                           "(traces_span_metrics_calls_total{span_kind=\"SPAN_KIND_CLIENT\"})",
+                    max_series=200),
     ]
     logs = client.call("get_logs", limit=200, since=-300)
     answers.append(logs)

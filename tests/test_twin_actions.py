@@ -25,8 +25,9 @@ def _env(backend: Twin, deployment: str) -> dict[str, str]:
 def _client_errors(backend: Twin, caller: str, peer: str, code: str) -> float:
     return sum(
         s.values[-1]
-        for s in backend.store.series("rpc_client_call_duration_seconds_count")
-        if s.labels["service"] == caller and s.labels["peer_service"] == peer and s.labels["rpc_grpc_status_code"] == code
+        for s in backend.store.series("traces_span_metrics_calls_total")
+        if s.labels["span_kind"] == "SPAN_KIND_CLIENT" and s.labels["service_name"] == caller
+        and s.labels.get("server_address") == peer and s.labels.get("rpc_grpc_status_code") == code
     )
 
 

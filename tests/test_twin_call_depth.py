@@ -50,10 +50,12 @@ def test_self_calling_service_fails_with_deadline_exceeded_not_recursion() -> No
     assert not twin.probe({"kind": "rpc", "service": "currencyservice", "method": "Convert",
                            "request": {"from": {"currency_code": "USD", "units": 1, "nanos": 0},
                                        "to_code": "EUR"}})
-    served = _codes(twin, "rpc_server_call_duration_seconds_count", service="currencyservice", rpc_method="Convert")
+    convert = "hipstershop.CurrencyService/Convert"
+    served = _codes(twin, "traces_span_metrics_calls_total", service_name="currencyservice",
+                    span_kind="SPAN_KIND_SERVER", span_name=convert)
     assert served.get("4", 0.0) > 0, served  # DEADLINE_EXCEEDED, counted on every hop of the loop
-    called = _codes(twin, "rpc_client_call_duration_seconds_count", service="frontend",
-                    peer_service="currencyservice", rpc_method="Convert")
+    called = _codes(twin, "traces_span_metrics_calls_total", service_name="frontend",
+                    server_address="currencyservice", span_name=convert)
     assert called.get("4", 0.0) > 0, called
     loops = [t for t in twin.traces(service="currencyservice", errors_only=True, limit=50)]
     assert loops

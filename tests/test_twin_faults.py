@@ -73,8 +73,8 @@ def test_redis_outage_surfaces_in_callers(twin: Twin) -> None:
     assert cart_errors and "RedisConnectionException" in cart_errors[-1]["message"]
     frontend_errors = twin.logs(service="frontend", level="error", contains="cart", limit=3)
     assert frontend_errors and "rpc error: code = " in frontend_errors[-1]["message"]
-    bad = [s for s in twin.store.series("rpc_client_call_duration_seconds_count")
-           if s.labels["service"] == "frontend" and s.labels["peer_service"] == "cartservice"
+    bad = [s for s in twin.store.series("traces_span_metrics_calls_total")
+           if s.labels["service_name"] == "frontend" and s.labels.get("server_address") == "cartservice"
            and s.labels["rpc_grpc_status_code"] != "0"]
     assert bad and sum(s.values[-1] for s in bad) > 0
     traces = twin.traces(service="frontend", errors_only=True, limit=3)

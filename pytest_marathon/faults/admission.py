@@ -413,26 +413,28 @@ def _callers(topology: Mapping[str, Any], target: str) -> set[str]:
 def _server_errors(
     backend: Backend, since: float, until: float, entry_point: str
 ) -> dict[str, float]:
-    """Failed server-side requests per workload in (since, until], from the request counters
-    (HTTP server series belong to the entry-point workload when they carry no `service`)."""
+    """Failed server-side requests per workload in (since, until], from the span-metrics
+    counters of server spans: a non-OK gRPC code, or a 5xx of the entry point's HTTP span."""
     store = backend.store
     out: dict[str, float] = {}
     if store is None:
         return out
     for name, code_label, is_error in (
         (
-            "rpc_server_call_duration_seconds_count",
+            "traces_span_metrics_calls_total",
             "rpc_grpc_status_code",
-            lambda c: c not in ("0", "OK"),
+            lambda c: c not in ("", "0", "OK"),
         ),
         (
-            "http_server_request_duration_seconds_count",
+            "traces_span_metrics_calls_total",
             "http_response_status_code",
             lambda c: c.isdigit() and int(c) >= 500,
         ),
     ):
         for series in store.series(name):
             labels = series.labels
+            if labels.get("span_kind") != "SPAN_KIND_SERVER":
+                continue
             if not is_error(str(labels.get(code_label, ""))):
                 continue
             times, values = series.window(since - SAMPLE_EVERY, until)
@@ -440,7 +442,7 @@ def _server_errors(
                 continue
             first = values[0] if times[0] <= since else 0.0
             increase = max(0.0, values[-1] - first)
-            workload = labels.get("service") or entry_point
+            workload = labels.get("service_name") or entry_point
             out[workload] = out.get(workload, 0.0) + increase
     return out
 

@@ -136,11 +136,12 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "query_metrics",
         "read",
-        "Run a PromQL query on the application's metrics (Prometheus names: "
-        "http_server_request_duration_seconds_*, rpc_server_call_duration_seconds_*, "
-        "rpc_client_call_duration_seconds_*, traces_span_metrics_*, container_cpu_*, "
-        "container_memory_working_set_bytes, kube_deployment_*, kube_pod_*, log_lines_total, "
-        "redis_*). Instant query at `time` (default now); a range query when `start` is given "
+        "Run a PromQL query on the application's metrics (Prometheus names: request metrics "
+        "from the OpenTelemetry Collector's span metrics, traces_span_metrics_calls_total and "
+        "traces_span_metrics_duration_milliseconds_*, labelled service_name, span_name, span_kind, "
+        "status_code, rpc_grpc_status_code, server_address (client spans), http_request_method and "
+        "http_response_status_code (the frontend); container_cpu_*, container_memory_working_set_bytes, "
+        "kube_deployment_*, kube_pod_*, kube_node_*, redis_*). Instant query at `time` (default now); a range query when `start` is given "
         "(with optional `end`, default now, and `step` seconds, default 60). At most `max_series` "
         "series and 240 points per series come back; anything cut is stated in `truncated`. "
         "Unsupported PromQL gets an error naming what is not supported.",

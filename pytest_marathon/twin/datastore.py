@@ -6,6 +6,14 @@ reaches it through `$(REDIS_PASSWORD)` in the container's args), so rotating the
 bites clients whose pods started before the rotation; a `maxmemory` (none by default, as in
 redis; the chaos fault sets one) makes writes fail with redis' own OOM error while used memory
 (its own ~0.9 MB overhead plus the data) is over it.
+
+The server keeps the statistics redis reports in `INFO` and redis_exporter turns into series
+(oliver006/redis_exporter `exporter/info.go`: `commandstats` -> `redis_commands_failed_calls_total`
+and `redis_commands_rejected_calls_total` per `cmd`, `errorstats` -> `redis_errors_total` per
+`err`; `exporter/exporter.go`: `acl_access_denied_auth` -> `redis_acl_access_denied_auth_total`).
+Redis counts an error raised before a command runs (NOAUTH, OOM) as a rejected call and one raised
+while it runs (WRONGTYPE, a failed AUTH) as a failed call; a failed AUTH is no rejected connection
+(`rejected_connections` counts only `maxclients` refusals, which the twin never reaches).
 """
 
 from __future__ import annotations
@@ -30,25 +38,35 @@ class RedisServer:
         self.maxmemory = maxmemory
         self.data: dict[str, Any] = {}
         self.used_bytes = BASE_USED_BYTES
-        self.commands_failed = 0
-        self.rejected_connections = 0
+        self.failed_calls: dict[str, int] = {}
+        self.rejected_calls: dict[str, int] = {}
+        self.errors: dict[str, int] = {}
+        self.acl_access_denied_auth = 0
         self.connected_clients = 0
 
-    def authenticate(self, password: str | None) -> None:
+    def _count(self, table: dict[str, int], command: str, message: str) -> None:
+        table[command] = table.get(command, 0) + 1
+        err = message.split(" ", 1)[0]
+        self.errors[err] = self.errors.get(err, 0) + 1
+
+    def authenticate(self, password: str | None, command: str = "") -> None:
+        """A client without the password gets NOAUTH on its command (rejected before it runs);
+        a wrong password fails the client's AUTH (a failed call and an ACL auth denial)."""
         if self.password is None:
             return
         if not password:
-            self.rejected_connections += 1
+            self._count(self.rejected_calls, _cmd(command), NOAUTH)
             raise RpcError("UNAUTHENTICATED", NOAUTH)
         if password != self.password and password not in self.also_accepted:
-            self.rejected_connections += 1
+            self._count(self.failed_calls, "auth", WRONGPASS)
+            self.acl_access_denied_auth += 1
             raise RpcError("UNAUTHENTICATED", WRONGPASS)
 
-    def _guard_write(self) -> None:
+    def _guard_write(self, command: str) -> None:
         """Redis' noeviction policy: a write is refused while used memory is over maxmemory (the
         write that crosses it still lands), so the write that makes a value outgrow it fails."""
         if self.maxmemory and self.used_bytes > self.maxmemory:  # 0: no limit, redis' default
-            self.commands_failed += 1
+            self._count(self.rejected_calls, command, OOM_MESSAGE)
             raise RpcError("RESOURCE_EXHAUSTED", OOM_MESSAGE)
 
     def _recount(self) -> None:
@@ -65,23 +83,23 @@ class RedisServer:
         data = self.data
         if command == "get":
             value = data.get(key)
-            return value if isinstance(value, str) or value is None else self._wrongtype()
+            return value if isinstance(value, str) or value is None else self._wrongtype(command)
         if command == "exists":
             return 1 if key in data else 0
         if command == "hgetall":
             value = data.get(key, {})
-            return dict(value) if isinstance(value, dict) else self._wrongtype()
+            return dict(value) if isinstance(value, dict) else self._wrongtype(command)
         if command == "hget":
             value = data.get(key, {})
-            return value.get(args[0]) if isinstance(value, dict) else self._wrongtype()
+            return value.get(args[0]) if isinstance(value, dict) else self._wrongtype(command)
         if command == "set":
-            self._guard_write()
+            self._guard_write(command)
             data[key] = args[0]
         elif command == "hset":
             value = data.setdefault(key, {})
             if not isinstance(value, dict):
-                return self._wrongtype()
-            self._guard_write()
+                return self._wrongtype(command)
+            self._guard_write(command)
             value[args[0]] = args[1]
         elif command == "delete":
             existed = 1 if data.pop(key, None) is not None else 0
@@ -95,9 +113,15 @@ class RedisServer:
         self._recount()
         return 1
 
-    def _wrongtype(self) -> Any:
-        self.commands_failed += 1
-        raise RpcError("FAILED_PRECONDITION", "WRONGTYPE Operation against a key holding the wrong kind of value")
+    def _wrongtype(self, command: str) -> Any:
+        message = "WRONGTYPE Operation against a key holding the wrong kind of value"
+        self._count(self.failed_calls, _cmd(command), message)
+        raise RpcError("FAILED_PRECONDITION", message)
+
+
+def _cmd(command: str) -> str:
+    """The redis command name `commandstats` reports (lower case; the client's `delete` is DEL)."""
+    return "del" if command == "delete" else command
 
 
 class DatastoreClient:
@@ -114,7 +138,7 @@ class DatastoreClient:
 
     def _run(self, command: str, key: Any, *args: Any) -> Any:
         server = self._connect()
-        server.authenticate(self._password)
+        server.authenticate(self._password, command)
         return server.execute(command, str(key), *(str(a) for a in args))
 
     def get(self, key: str) -> str | None:

@@ -1,9 +1,11 @@
 """Telemetry of the twin in virtual time: metrics, logs, traces and the entry point's SLI.
 
-Request-level observations accumulate in cumulative counters and histograms between scrapes;
-every 15 s a scrape appends one sample per series to the `SeriesStore` with the names and labels
-real exporters use (OTel semconv, span-metrics connector, cAdvisor, kube-state-metrics, redis
-exporter), so alert rules written for Prometheus run unchanged. Logs and traces are bounded ring
+Spans accumulate in the cumulative counters and histograms the collector's spanmetrics connector
+keeps (`twin/spanmetrics.py`); every 15 s a scrape appends one sample per series to the
+`SeriesStore` with the names and labels the shipped exporters and collector config produce
+(`deploy/otel-collector.yaml`, cAdvisor, kube-state-metrics, redis_exporter), so alert rules
+written for Prometheus run unchanged. Application logs feed no metric: the shipped pipeline has
+no log-derived counter. Logs and traces are bounded ring
 buffers, as a real backend's retention is.
 """
 
@@ -16,13 +18,14 @@ from typing import Any
 
 from pytest_marathon.backends.base import SliSample
 from pytest_marathon.tsdb import STALE_NAN, Series, SeriesStore, is_stale, label_key
-from pytest_marathon.twin.errors import GRPC_CODES
+from pytest_marathon.twin import spanmetrics
 
-SECONDS_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0)
-MS_BUCKETS = (2.0, 4.0, 6.0, 8.0, 10.0, 50.0, 100.0, 200.0, 400.0, 800.0, 1000.0, 1400.0, 2000.0, 5000.0, 10000.0, 15000.0)
 LOG_RETENTION = 200_000
 TRACE_RETENTION = 2_000
-WAITING_REASONS = ("ContainerCreating", "CrashLoopBackOff", "ErrImagePull", "ImagePullBackOff", "CreateContainerConfigError")
+#: Series from the collector (OTLP-derived) carry no Kubernetes labels and node objects have no
+#: namespace; everything else is scraped with the `namespace` of its object.
+NO_NAMESPACE = frozenset({spanmetrics.CALLS, *(f"{spanmetrics.DURATION}_{s}" for s in ("bucket", "sum", "count")),
+                          "kube_node_status_condition", "kube_node_status_allocatable"})
 
 
 class Histogram:
@@ -55,32 +58,44 @@ class Telemetry:
         self.traces: deque[dict[str, Any]] = deque(maxlen=TRACE_RETENTION)
         self._trace_index: dict[str, dict[str, Any]] = {}
         self.sli: list[SliSample] = []
-        self._http: dict[tuple[str, ...], Histogram] = {}
-        self._server: dict[tuple[str, ...], Histogram] = {}
-        self._client: dict[tuple[str, ...], Histogram] = {}
-        self._spans: dict[tuple[str, ...], Histogram] = {}
-        self._log_counts: dict[tuple[str, str, str], float] = {}
+        self._spans: dict[spanmetrics.SeriesKey, Histogram] = {}
+        self._entry_span: dict[str, Any] | None = None
+        self._groups: dict[tuple[str, str], set[tuple[tuple[str, str], ...]]] = {}
         self._handles: dict[tuple[str, tuple[tuple[str, str], ...]], Series] = {}
         self._pod_series: dict[str, list[Series]] = {}
 
     # --- Sink (what requests report) -------------------------------------------------------------
     def log(self, t: float, service: str, pod: str, level: str, message: str, trace_id: str) -> None:
         self.logs.append((t, service, pod, level, message, trace_id))
-        key = (service, pod, level)
-        self._log_counts[key] = self._log_counts.get(key, 0.0) + 1.0
 
     def server(self, service: str, method: str, code: str, seconds: float, weight: float) -> None:
-        _hist(self._server, (service, method, str(GRPC_CODES[code])), SECONDS_BUCKETS).observe(seconds, weight)
+        """No metric of its own: the server span carries it (upstream exports no RPC metrics)."""
 
     def client(self, service: str, peer: str, method: str, code: str, seconds: float, weight: float) -> None:
-        _hist(self._client, (service, peer, method, str(GRPC_CODES[code])), SECONDS_BUCKETS).observe(seconds, weight)
+        """No metric of its own: the client span carries it."""
 
     def http(self, service: str, route: str, method: str, status: int, seconds: float, weight: float) -> None:
-        _hist(self._http, (service, route, method, str(status)), SECONDS_BUCKETS).observe(seconds, weight)
+        """The entry point answered: its server span (held by `span`) gets the HTTP status.
+
+        An answer with no span behind it (no frontend pod served the request: whatever refused
+        it was not the frontend's otelhttp handler) leaves no series, as on a real cluster.
+        """
+        entry, self._entry_span = self._entry_span, None
+        if entry is None or entry["service"] != service or weight <= 0:
+            return
+        labels = spanmetrics.http_server_labels(service, method, status)
+        _hist(self._spans, labels, spanmetrics.BUCKETS_MS).observe(float(entry["duration_ms"]), weight)
 
     def span(self, span: dict[str, Any], weight: float) -> None:
-        key = (span["service"], span["name"], span["kind"], span["status"])
-        _hist(self._spans, key, MS_BUCKETS).observe(span["duration_ms"], weight)
+        """Feed one finished span to the spanmetrics connector's counters."""
+        if weight <= 0:
+            return
+        name = str(span.get("name") or "")
+        if span["kind"] == "SPAN_KIND_SERVER" and not span.get("parent_span_id") and not spanmetrics.is_grpc_name(name):
+            self._entry_span = span  # the frontend's HTTP span; `http` adds its status
+            return
+        labels = spanmetrics.grpc_labels(span)
+        _hist(self._spans, labels, spanmetrics.BUCKETS_MS).observe(float(span["duration_ms"]), weight)
 
     def add_trace(self, trace_id: str, t: float, route: str, spans: list[dict[str, Any]], status: int) -> None:
         if not spans:
@@ -111,7 +126,8 @@ class Telemetry:
         series = self._handles.get(handle_key)
         if series is None:
             full = dict(labels)
-            full["namespace"] = self.namespace
+            if name not in NO_NAMESPACE:
+                full["namespace"] = self.namespace
             self.store.append(name, full, t, value)
             wanted = label_key(name, full)
             series = next(s for s in reversed(self.store.series(name)) if s.key == wanted)
@@ -133,31 +149,14 @@ class Telemetry:
         for pod in sorted(set(self._pod_series) - live):
             for series in self._pod_series.pop(pod):
                 series.append(t, STALE_NAN)
-        for key in [k for k in self._log_counts if k[1] not in live]:
-            del self._log_counts[key]
 
-    def _histograms(self, t: float, prefix: str, hists: dict[tuple[str, ...], Histogram], label_names: tuple[str, ...]) -> None:
-        for key in sorted(hists):
-            self._emit_hist(t, prefix, hists[key], tuple(zip(label_names, key)))
-
-    def scrape_requests(self, t: float, rpc_services: dict[str, str]) -> None:
-        self._histograms(t, "http_server_request_duration_seconds", self._http,
-                         ("service", "http_route", "http_request_method", "http_response_status_code"))
-        for key in sorted(self._server):
-            service, method, code = key
-            hist = self._server[key]
-            self._emit_hist(t, "rpc_server_call_duration_seconds", hist,
-                            (("service", service), ("rpc_service", rpc_services.get(service, service)),
-                             ("rpc_method", method), ("rpc_grpc_status_code", code)))
-        self._histograms(t, "rpc_client_call_duration_seconds", self._client,
-                         ("service", "peer_service", "rpc_method", "rpc_grpc_status_code"))
-        for key in sorted(self._spans):
-            hist = self._spans[key]
-            labels = tuple(zip(("service_name", "span_name", "span_kind", "status_code"), key))
-            self._append("traces_span_metrics_calls_total", labels, t, hist.count)
-            self._emit_hist(t, "traces_span_metrics_duration_milliseconds", hist, labels)
-        for (service, pod, level), value in sorted(self._log_counts.items()):
-            self._append("log_lines_total", (("service", service), ("pod", pod), ("level", level)), t, value)
+    def scrape_requests(self, t: float, rpc_services: dict[str, str] | None = None) -> None:
+        """The collector's Prometheus endpoint: every span-metrics series, cumulative since start
+        (the connector's default `AGGREGATION_TEMPORALITY_CUMULATIVE`, no `metrics_expiration`)."""
+        for labels in sorted(self._spans):
+            hist = self._spans[labels]
+            self._append(spanmetrics.CALLS, labels, t, hist.count)
+            self._emit_hist(t, spanmetrics.DURATION, hist, labels)
 
     def _emit_hist(self, t: float, prefix: str, hist: Histogram, base: tuple[tuple[str, str], ...]) -> None:
         for bound, value in zip((*hist.bounds, float("inf")), hist.cumulative()):
@@ -168,6 +167,18 @@ class Telemetry:
 
     def gauge(self, t: float, name: str, labels: Iterable[tuple[str, str]], value: float) -> None:
         self._append(name, tuple(labels), t, value)
+
+    def gauge_set(self, t: float, name: str, owner: str, samples: Iterable[tuple[tuple[tuple[str, str], ...], float]]) -> None:
+        """The series an exporter writes for one object this scrape; those it wrote last scrape
+        and no longer does (a waiting reason or condition reason that changed) go stale."""
+        now = {}
+        for labels, value in samples:
+            now[labels] = value
+            self._append(name, labels, t, value)
+        before = self._groups.get((name, owner), set())
+        for labels in sorted(before - set(now)):
+            self.absent(t, name, labels)
+        self._groups[(name, owner)] = set(now)
 
     def absent(self, t: float, name: str, labels: Iterable[tuple[str, str]]) -> None:
         """A series the scrape no longer returns: Prometheus writes one staleness marker."""

@@ -1,0 +1,72 @@
+"""The series a real cluster's exporters and the shipped collector configuration produce.
+
+One entry per metric name: the labels it carries (besides `__name__`), and its source. The twin
+emits exactly these (tests/test_telemetry_inventory.py checks both the twin and the rule pack
+against this table), so a rule that reads a name or label outside it would never fire on a real
+cluster. Sources, each cited where the twin emits the series:
+
+- collector: `deploy/otel-collector.yaml`, span_metrics connector -> prometheus exporter
+  (`twin/spanmetrics.py`);
+- cadvisor: the kubelet's `/metrics/cadvisor`, scraped with the pod's `namespace`, `pod` and
+  `container` (google/cadvisor `metrics/prometheus.go`);
+- kube-state-metrics: kubernetes/kube-state-metrics `internal/store/{pod,deployment,node}.go`;
+- redis_exporter: oliver006/redis_exporter `exporter/exporter.go`, `exporter/info.go`, scraped
+  in multi-target mode (`instance` is the target URL, `job` the scrape job) from the monitoring
+  namespace's view of the application namespace (`namespace`).
+
+The twin emits a subset of each exporter's labels (kube_pod_info has no `uid` or `pod_ip`,
+cAdvisor series no `id` or `image`); every label listed here exists on the real series.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+_SPAN = frozenset({"job", "service_name", "span_name", "span_kind", "status_code", "rpc_grpc_status_code",
+                   "server_address", "http_request_method", "http_response_status_code"})
+_CONTAINER = frozenset({"namespace", "pod", "container"})
+_REDIS = frozenset({"namespace", "job", "instance"})
+
+SERIES: Mapping[str, tuple[str, frozenset[str]]] = {
+    "traces_span_metrics_calls_total": ("collector", _SPAN),
+    "traces_span_metrics_duration_milliseconds_bucket": ("collector", _SPAN | {"le"}),
+    "traces_span_metrics_duration_milliseconds_sum": ("collector", _SPAN),
+    "traces_span_metrics_duration_milliseconds_count": ("collector", _SPAN),
+    "container_cpu_usage_seconds_total": ("cadvisor", _CONTAINER),
+    "container_cpu_cfs_periods_total": ("cadvisor", _CONTAINER),
+    "container_cpu_cfs_throttled_periods_total": ("cadvisor", _CONTAINER),
+    "container_memory_working_set_bytes": ("cadvisor", _CONTAINER),
+    "container_spec_memory_limit_bytes": ("cadvisor", _CONTAINER),
+    "kube_pod_container_status_restarts_total": ("kube-state-metrics", _CONTAINER),
+    "kube_pod_container_status_waiting_reason": ("kube-state-metrics", _CONTAINER | {"reason"}),
+    "kube_pod_container_status_last_terminated_reason": ("kube-state-metrics", _CONTAINER | {"reason"}),
+    "kube_pod_container_resource_limits": ("kube-state-metrics", _CONTAINER | {"resource", "unit"}),
+    "kube_pod_status_ready": ("kube-state-metrics", frozenset({"namespace", "pod", "condition"})),
+    "kube_pod_info": ("kube-state-metrics", frozenset({"namespace", "pod", "node", "created_by_name"})),
+    "kube_deployment_spec_replicas": ("kube-state-metrics", frozenset({"namespace", "deployment"})),
+    "kube_deployment_status_replicas": ("kube-state-metrics", frozenset({"namespace", "deployment"})),
+    "kube_deployment_status_replicas_available": ("kube-state-metrics", frozenset({"namespace", "deployment"})),
+    "kube_deployment_status_replicas_unavailable": ("kube-state-metrics", frozenset({"namespace", "deployment"})),
+    "kube_deployment_status_replicas_updated": ("kube-state-metrics", frozenset({"namespace", "deployment"})),
+    "kube_deployment_metadata_generation": ("kube-state-metrics", frozenset({"namespace", "deployment"})),
+    "kube_deployment_status_observed_generation": ("kube-state-metrics", frozenset({"namespace", "deployment"})),
+    "kube_deployment_status_condition": ("kube-state-metrics",
+                                         frozenset({"namespace", "deployment", "reason", "condition", "status"})),
+    "kube_node_status_condition": ("kube-state-metrics", frozenset({"node", "condition", "status"})),
+    "kube_node_status_allocatable": ("kube-state-metrics", frozenset({"node", "resource", "unit"})),
+    "redis_up": ("redis_exporter", _REDIS),
+    "redis_connected_clients": ("redis_exporter", _REDIS),
+    "redis_memory_used_bytes": ("redis_exporter", _REDIS),
+    "redis_memory_max_bytes": ("redis_exporter", _REDIS),
+    "redis_rejected_connections_total": ("redis_exporter", _REDIS),
+    "redis_acl_access_denied_auth_total": ("redis_exporter", _REDIS),
+    "redis_commands_failed_calls_total": ("redis_exporter", _REDIS | {"cmd"}),
+    "redis_commands_rejected_calls_total": ("redis_exporter", _REDIS | {"cmd"}),
+    "redis_errors_total": ("redis_exporter", _REDIS | {"err"}),
+}
+
+
+def labels_of(metric: str) -> frozenset[str] | None:
+    """The labels `metric` carries on a real cluster, or None when nothing produces it."""
+    entry = SERIES.get(metric)
+    return None if entry is None else entry[1]

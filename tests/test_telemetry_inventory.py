@@ -1,0 +1,164 @@
+"""The series the twin emits are the series a real cluster's exporters and the shipped collector
+configuration produce, and every alert rule reads only those.
+
+Inventory: `pytest_marathon/deploy/series.py`; collector: `pytest_marathon/deploy/otel-collector.yaml`
+(opentelemetry-collector-contrib `connector/spanmetricsconnector` README and `factory.go`
+defaults: namespace `traces.span.metrics`, unit ms); exporters: kubernetes/kube-state-metrics
+`internal/store/pod.go`, `deployment.go`, `utils.go`; oliver006/redis_exporter
+`exporter/exporter.go`, `exporter/info.go`.
+"""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from pytest_marathon.alerting import PromQLEngine
+from pytest_marathon.alerting.rules import load_rule_pack
+from pytest_marathon.alerting.series_check import missing_series
+from pytest_marathon.backends import create_backend
+from pytest_marathon.deploy import collector_config_text
+from pytest_marathon.deploy.series import SERIES, labels_of
+from pytest_marathon.twin import spanmetrics
+
+RULES = {rule.name: rule for rule in load_rule_pack("boutique").rules}
+
+
+@pytest.mark.parametrize("name", sorted(RULES))
+def test_every_rule_reads_only_series_the_shipped_exporters_produce(name: str) -> None:
+    assert missing_series(RULES[name].expr, labels_of) == []
+
+
+@pytest.mark.parametrize(
+    ("expr", "problem"),
+    [
+        ("rate(rpc_server_call_duration_seconds_count[2m]) > 0", "no exporter produces rpc_server_call_duration_seconds_count"),
+        ('redis_up{service="redis-cart"} == 0', "redis_up has no label service"),
+        ("sum by (namespace, service_name) (rate(traces_span_metrics_calls_total[2m])) > 0", "sum by (namespace)"),
+        ("histogram_quantile(0.9, sum by (service_name) (rate(traces_span_metrics_duration_milliseconds_bucket[2m])))",
+         "histogram_quantile (le)"),
+        ("redis_memory_used_bytes / on (service) redis_memory_max_bytes > 0.9", "on (service)"),
+        ('label_replace(redis_up, "deployment", "$1", "pod", "(.+)")', "label_replace source (pod)"),
+    ],
+)
+def test_the_check_names_what_no_exporter_produces(expr: str, problem: str) -> None:
+    assert any(p.startswith(problem) for p in missing_series(expr, labels_of)), missing_series(expr, labels_of)
+
+
+def test_label_replace_and_grouping_carry_labels_through() -> None:
+    expr = ('label_replace(sum by (namespace, instance) (rate(redis_errors_total[2m])) > 0, '
+            '"deployment", "$1", "instance", "redis://([^:]+):.*")')
+    assert missing_series(expr, labels_of) == []
+
+
+@pytest.fixture(scope="module")
+def faulted():
+    """Ten minutes of the twin with a rotated redis password, a crash loop and a bad image."""
+    backend = create_backend("boutique", 5)
+    backend.advance_to(120.0)
+    backend.chaos_start("credential_rotation", "redis-cart", reload="server")
+    backend.release("emailservice", image="emailservice:v9.9.9", change_cause="bump emailservice")
+    backend.advance_to(600.0)
+    return backend
+
+
+def test_the_twin_emits_only_inventoried_series(faulted) -> None:
+    for name in faulted.store.names():
+        known = labels_of(name)
+        assert known is not None, f"{name} is in no exporter's inventory"
+        for series in faulted.store.series(name):
+            assert set(series.labels) - {"__name__"} <= known, (name, series.labels)
+
+
+def test_collector_config_produces_the_span_metric_labels_the_twin_emits() -> None:
+    """Connector dimensions (span attributes of semconv v1.37.0) become the Prometheus labels of
+    the inventory; the default namespace and unit give the metric names."""
+    config = yaml.safe_load(collector_config_text())
+    connector = config["connectors"]["span_metrics"]
+    dimensions = tuple(d["name"] for d in connector["dimensions"])
+    assert dimensions == spanmetrics.DIMENSIONS
+    assert "namespace" not in connector and "unit" not in connector.get("histogram", {})
+    defaults = {"job", "service_name", "span_name", "span_kind", "status_code"}
+    expected = defaults | {spanmetrics.prom_label(d) for d in dimensions}
+    for name, (source, labels) in SERIES.items():
+        if source == "collector":
+            assert labels - {"le"} == expected, name
+            assert name.startswith(("traces_span_metrics_calls_total", "traces_span_metrics_duration_milliseconds_"))
+    pipelines = config["service"]["pipelines"]
+    assert pipelines["traces"]["exporters"] == ["span_metrics"]
+    assert pipelines["metrics"]["receivers"] == ["span_metrics"]
+    assert pipelines["metrics"]["exporters"] == ["prometheus"]
+    assert "logs" not in pipelines and "count" not in config["connectors"]  # no log-derived metric
+
+
+def test_kube_state_metrics_waiting_reason_is_the_current_one_with_value_1(faulted) -> None:
+    """pod.go: one series per waiting container, its current reason, value 1; none once it runs."""
+    waiting = [s for s in faulted.store.series("kube_pod_container_status_waiting_reason")
+               if s.labels["pod"].startswith("emailservice-") and s.values[-1] == s.values[-1]]
+    assert {s.labels["reason"] for s in waiting} == {"ImagePullBackOff"}
+    assert {s.values[-1] for s in waiting} == {1.0}
+    promql = PromQLEngine(faulted.store)
+    assert promql.instant("kube_pod_container_status_waiting_reason == 0", faulted.now) == []
+
+
+def test_deployment_conditions_carry_their_reason_and_pod_ready_has_unknown(faulted) -> None:
+    """deployment.go `kube_deployment_status_condition{reason,condition,status}`; pod.go
+    `kube_pod_status_ready` over utils.go `conditionStatuses` (true, false, unknown)."""
+    promql = PromQLEngine(faulted.store)
+    available = promql.instant('kube_deployment_status_condition{deployment="frontend", condition="Available", '
+                               'status="true"}', faulted.now)
+    assert [a["labels"]["reason"] for a in available] == ["MinimumReplicasAvailable"]
+    ready = promql.instant('kube_pod_status_ready{condition="unknown"}', faulted.now)
+    assert ready and {r["value"] for r in ready} == {0.0}
+
+
+def test_redis_auth_failures_are_acl_denials_and_errorstats_not_rejected_connections(faulted) -> None:
+    """redis_exporter: `acl_access_denied_auth` -> redis_acl_access_denied_auth_total
+    (exporter.go), errorstats -> redis_errors_total{err} and commandstats ->
+    redis_commands_failed_calls_total{cmd} (info.go); no `service` label."""
+    promql = PromQLEngine(faulted.store)
+    denied = promql.instant("redis_acl_access_denied_auth_total", faulted.now)
+    assert denied and denied[0]["value"] > 0
+    assert set(denied[0]["labels"]) == {"__name__", "namespace", "job", "instance"}
+    assert denied[0]["labels"]["instance"] == "redis://redis-cart:6379"
+    errors = promql.instant('redis_errors_total{err="WRONGPASS"}', faulted.now)
+    failed = promql.instant('redis_commands_failed_calls_total{cmd="auth"}', faulted.now)
+    assert errors and failed and errors[0]["value"] == failed[0]["value"] == denied[0]["value"]
+    [rejected] = promql.instant("redis_rejected_connections_total", faulted.now)
+    assert rejected["value"] == 0.0
+
+
+def test_no_frontend_pod_leaves_no_http_series() -> None:
+    """With no frontend pod nothing runs otelhttp's handler: no 5xx series appears (whatever
+    answers the user is not the frontend's instrumentation)."""
+    backend = create_backend("boutique", 5)
+    backend.advance_to(60.0)
+    backend.scale("frontend", 0)
+    backend.advance_to(300.0)
+    promql = PromQLEngine(backend.store)
+    assert promql.instant('traces_span_metrics_calls_total{http_response_status_code=~"5.."}', backend.now) == []
+
+
+def test_grpc_server_spans_are_errors_only_for_server_fault_codes() -> None:
+    """semconv v1.37.0 `docs/rpc/grpc.md` (gRPC Status) and otelgrpc `serverStatus`: a server
+    span answering INVALID_ARGUMENT or NOT_FOUND stays UNSET; the client span is an error."""
+    server = {"service": "paymentservice", "name": "hipstershop.PaymentService/Charge", "kind": "SPAN_KIND_SERVER",
+              "status_message": "INVALID_ARGUMENT: Credit card info is invalid"}
+    client = {**server, "service": "checkoutservice", "kind": "SPAN_KIND_CLIENT", "peer": "paymentservice:50051"}
+    assert dict(spanmetrics.grpc_labels(server))["status_code"] == "STATUS_CODE_UNSET"
+    assert dict(spanmetrics.grpc_labels(server))["rpc_grpc_status_code"] == "3"
+    labels = dict(spanmetrics.grpc_labels(client))
+    assert labels["status_code"] == "STATUS_CODE_ERROR" and labels["server_address"] == "paymentservice"
+    unavailable = {**server, "status_message": "UNAVAILABLE: connection refused"}
+    assert dict(spanmetrics.grpc_labels(unavailable))["status_code"] == "STATUS_CODE_ERROR"
+
+
+def test_the_synthetic_parity_cluster_is_shaped_like_the_inventory() -> None:
+    from alert_synthetic import synthetic_store
+
+    store = synthetic_store(minutes=2.0)
+    for name in store.names():
+        known = labels_of(name)
+        assert known is not None, name
+        for series in store.series(name):
+            assert set(series.labels) - {"__name__"} <= known, (name, series.labels)
