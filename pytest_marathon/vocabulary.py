@@ -25,8 +25,9 @@ CATEGORIES: tuple[str, ...] = (
 )
 
 #: Alert labels that name a workload directly, in the order they are read (docs/internals.md,
-#: "Alert -> workload"); `pod` comes last, through its deployment.
-WORKLOAD_LABELS: tuple[str, ...] = ("deployment", "service", "service_name", "container")
+#: "Alert -> workload"); `pod` comes last, through its deployment. `container` names no workload:
+#: every Online Boutique container is called `server`, as in the upstream manifests.
+WORKLOAD_LABELS: tuple[str, ...] = ("deployment", "service", "service_name")
 
 
 def workload_of_pod(pod: str) -> str | None:
@@ -39,7 +40,7 @@ def workload_of_pod(pod: str) -> str | None:
 
 def workload_of(labels: Mapping[str, Any]) -> str | None:
     """The workload an alert is about: the first present of deployment, service, service_name,
-    container, then the pod's deployment."""
+    then the pod's deployment."""
     for key in WORKLOAD_LABELS:
         value = labels.get(key)
         if value:

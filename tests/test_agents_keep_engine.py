@@ -8,12 +8,11 @@ from hypothesis import strategies as st
 from pytest_marathon.agents import keep_engine
 from pytest_marathon.agents.labels import workload_of
 
-RANKED = ("deployment", "service", "service_name", "container", "pod", "http_route")
+RANKED = ("deployment", "service", "service_name", "pod", "http_route")
 RULE_OF_LABEL = {
     "deployment": "by-deployment",
     "service": "by-service",
     "service_name": "by-service-name",
-    "container": "by-container",
     "pod": "by-pod",
     "http_route": "by-route",
 }

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 STATE = Path("state.json")
-WORKLOAD_LABELS = ("deployment", "service", "service_name", "container")
+WORKLOAD_LABELS = ("deployment", "service", "service_name")
 
 
 def workload_of(labels: dict) -> str | None:

@@ -47,7 +47,7 @@ from typing import Any
 from .conversation import Conversation, ToolResult
 
 SCRIPTED_TOOLS = ("get_alerts", "report_incidents", "restart_service")
-WORKLOAD_LABELS = ("deployment", "service", "service_name", "container")
+WORKLOAD_LABELS = ("deployment", "service", "service_name")
 CODE_TOOL = "exec"
 MARKER = re.compile(r"^// double: (\w+)")
 
