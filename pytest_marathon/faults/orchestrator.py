@@ -259,7 +259,9 @@ class Orchestrator:
             return
         t = placed.release.at
         rng = self._rng("background", release_id)
-        change = plan_change(placed.release.kind, self.backend, target, rng, self._reserved)
+        later = [f.entry.patch for f in self.schedule.faults
+                 if f.entry.target == target and f.entry.patch is not None and f.inject_at >= t]
+        change = plan_change(placed.release.kind, self.backend, target, rng, self._reserved, later)
         if change is None:
             return
         if change.replicas is not None:
@@ -271,7 +273,8 @@ class Orchestrator:
             cause = describe(target, **change.release, subject=change.subject,
                              current_image=self.backend.artifact_value(f"image:{target}") or "",
                              rng=rng)
-            result = self.backend.release(target, **change.release, change_cause=cause.text)
+            result = self.backend.release(target, **change.release, patch=change.patch,
+                                          change_cause=cause.text)
             self._record(t, "background", release_id, target, cause, result.ok)
         if placed.release.restore_at is not None:
             self._undo[release_id] = (placed, change)

@@ -192,6 +192,17 @@ CODE_SUBJECTS = (
     "cache the service stub between calls",
     "document the request fields",
     "raise the log level of start-up messages",
+    # what the harmless commits of ordinary code releases say (faults/benign_code.py)
+    "document the service module",
+    "reword the module docstring",
+    "tidy documentation",
+    "comment the service constants",
+    "document the limits in place",
+    "tidy comments",
+    "add a helper for the next change",
+    "extract a small helper",
+    "use digit separators in numeric constants",
+    "document the request handlers",
 )
 
 
