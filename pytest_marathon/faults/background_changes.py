@@ -141,7 +141,7 @@ def _probe_change(backend: Backend, target: str, rng: random.Random) -> Change |
     if raw is None:
         return None
     probe = json.loads(raw)
-    setting = rng.choice(("periodSeconds", "failureThreshold"))
+    setting = rng.choice(("periodSeconds", "failureThreshold"))  # phrasing.NAMEABLE_PROBE_SETTINGS
     before = probe.get(setting, 10 if setting == "periodSeconds" else 3)
     choices = (5, 15, 20) if setting == "periodSeconds" else (4, 5, 6)
     after = rng.choice([c for c in choices if c != before])

@@ -65,6 +65,10 @@ _HEADS: dict[str, tuple[str, ...]] = {
         "Align {var} across environments",
         "Use the new {svc} settings in {var}",
         "Reconfigure {svc} ({var})",
+        "Update the {svc} environment",
+        "Sync {svc} settings with the config repo",
+        "{svc}: environment update",
+        "Apply the {svc} config change",
     ),
     "resources": (
         "Right-size the {svc} {what} to {value}",
@@ -128,6 +132,19 @@ _REASONS = (
 )
 _PREFIXES = ("", "", "", "", "ops: ", "platform: ", "deploy: ", "ci: ")
 _TICKETS = ("OPS", "PLAT", "SHOP", "REL", "INFRA")
+
+
+#: The fields a cause may name. Ordinary releases move service addresses (`*_ADDR`) and tune
+#: these probe settings; a field only faults change (a listener `PORT`, a password, a probe's
+#: port) is never named, or its name alone would mark the release (the text then falls back to
+#: the family's heads that name no field).
+NAMEABLE_PROBE_SETTINGS = ("failureThreshold", "periodSeconds")
+
+
+def nameable_variable(var: str) -> bool:
+    """Whether a cause may name environment variable `var`: only the service addresses that
+    ordinary releases move too (faults/background_changes.py, `_address_change`)."""
+    return var.endswith("_ADDR")
 
 
 @dataclass(frozen=True)
