@@ -129,3 +129,36 @@ def test_no_field_is_named_only_by_fault_causes() -> None:
             for name in _fields(cause.text, variables) - ordinary:
                 faulty[name] = cause.text
     assert faulty == {}
+
+
+def test_the_schedule_command_lists_the_background_releases_where_they_ship() -> None:
+    """`pytest-marathon schedule` shows the operator the ordinary releases beside the faults, each
+    on the service the run then changes (the orchestrator binds them the same way)."""
+    import contextlib
+    import io
+
+    from pytest_marathon.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["schedule", "--app", "boutique", "--seed", "3", "--scenario", "short-10"]) == 0
+    listed = {}
+    for line in out.getvalue().splitlines():
+        match = re.match(r"^(b\d\d)\s+(\d+)s ->.*background\s+(\w+)\s+(\S+)$", line)
+        if match:
+            listed[match[1]] = (float(match[2]), match[3], match[4])
+    schedule = schedule_for("boutique", "short-10", 3)
+    assert len(listed) == len(schedule.background) > 0
+    assert {r.release_id: (r.at, r.kind) for r in schedule.background} == {
+        k: v[:2] for k, v in listed.items()}
+    backend = create_backend("boutique", 3)
+    orchestrator = Orchestrator(backend, schedule)
+    shipped = []
+    t = -schedule.scenario.warmup_s
+    while t < 600.0:
+        t += backend.tick_seconds
+        orchestrator.step(t)
+        shipped += [r for r in orchestrator.take_releases() if r["origin"] == "background"]
+        backend.advance_to(t)
+    assert len(shipped) >= 3
+    assert all(listed[r["id"]][2] == r["target"] for r in shipped)

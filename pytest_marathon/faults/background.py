@@ -22,6 +22,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 #: Kinds and their weights. `rebuild` is the same code under a CI tag (the code family); the
 #: others are named by what they change. Weights follow the rough mix of a busy team's history:
@@ -99,3 +100,21 @@ def _busy(target: str, start: float, end: float, windows: Sequence[tuple[str, fl
     release at the very instant of a fault's injection or revert would race it)."""
     return any(t == target and a <= end and start <= b for t, a, b in windows)
 
+
+def candidates(topology: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The services each kind may change, from the app's topology: every service for most kinds
+    (never a datastore), only callers that name another service's address for `env`."""
+    code = [d["name"] for d in topology["deployments"] if d.get("kind") != "datastore"]
+    with_addr = sorted({e["from"] for e in topology["edges"] if e.get("to") is not None} & set(code))
+    chosen: dict[str, list[str]] = {kind: code for kind in KINDS if kind != "env"}
+    chosen["env"] = with_addr
+    return chosen
+
+
+def plan(releases: Sequence[BackgroundRelease], topology: Mapping[str, Any],
+         faults: Sequence[Any]) -> list[Placed]:
+    """The releases bound to services for a run of `faults` (scheduled faults: `entry.target`,
+    `inject_at`, `revert_at`) on an app with this topology, in time order: what the
+    orchestrator ships, and what `pytest-marathon schedule` shows the operator."""
+    windows = [(f.entry.target, f.inject_at, f.revert_at) for f in faults]
+    return resolve(releases, candidates(topology), windows)
