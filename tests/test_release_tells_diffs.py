@@ -20,6 +20,7 @@ from pytest_marathon.backends import create_backend
 from pytest_marathon.faults import Orchestrator, load_catalog, schedule_for
 from pytest_marathon.faults.background_changes import plan_change
 from pytest_marathon.faults.benign_code import edits_for
+from pytest_marathon.faults.phrasing import CODE_SUBJECTS
 from pytest_marathon.faults.release_text import describe, fault_cause
 from pytest_marathon.faults.scenario import load_scenario
 from pytest_marathon.interface import InProcessClient, ToolSession
@@ -82,6 +83,8 @@ def test_every_service_has_harmless_commits_that_build() -> None:
     backend = create_backend("boutique", 1)
     for service in SERVICES:
         assert len(edits_for(service)) >= 4, service
+        # every subject is in the grammar's vocabulary, which the giveaway check reads
+        assert {s for e in edits_for(service) for s in e.subjects} <= set(CODE_SUBJECTS)
         change = plan_change("rebuild", backend, service, random.Random(service), frozenset())
         assert change is not None and change.patch and change.subject, service
         result = backend.release(service, patch=change.patch, change_cause=change.subject)

@@ -40,14 +40,20 @@ class Edit:
     name: str
     apply: Callable[[dict[str, str]], dict[str, str] | None]
     subjects: tuple[str, ...]
+    ident: str = ""
 
 
-#: Subjects per kind of edit (each also in `phrasing.CODE_SUBJECTS`, so the giveaway check reads them).
+#: Subjects per kind of edit (each also in `phrasing.CODE_SUBJECTS`, so the giveaway check reads
+#: them). `{name}` is the constant or function the edit touches: code changes' subjects name
+#: identifiers ("rename price_usd to price"), so ordinary commits name theirs too.
 DOC_SUBJECTS = ("document the service module", "reword the module docstring", "tidy documentation")
-COMMENT_SUBJECTS = ("comment the service constants", "document the limits in place", "tidy comments")
-HELPER_SUBJECTS = ("add a helper for the next change", "extract a small helper", "rename internal helpers")
+COMMENT_SUBJECTS = ("comment the service constants", "document the limits in place", "tidy comments",
+                    "comment {name}", "document {name} in place")
+HELPER_SUBJECTS = ("add a helper for the next change", "extract a small helper", "rename internal helpers",
+                   "add {name} for the next change", "extract {name}")
 LITERAL_SUBJECTS = ("use digit separators in numeric constants", "reformat with the new linter settings")
-FUNCDOC_SUBJECTS = ("document the request handlers", "document the request fields", "tidy documentation")
+FUNCDOC_SUBJECTS = ("document the request handlers", "document the request fields", "tidy documentation",
+                    "document {name}", "add a docstring to {name}")
 
 # Per service: alternative first docstring lines, trailing comments for top-level constants,
 # docstrings for functions that lack one, and self-contained helpers (argument-only, no globals,
@@ -121,11 +127,12 @@ def edits_for(service: str) -> list[Edit]:
     for line in _DOCS.get(service, ()):
         edits.append(Edit("docstring", _first_line(line), DOC_SUBJECTS))
     for name, note in sorted(_COMMENTS.get(service, {}).items()):
-        edits.append(Edit("comment", _trailing_comment(name, note), COMMENT_SUBJECTS))
+        edits.append(Edit("comment", _trailing_comment(name, note), COMMENT_SUBJECTS, name))
     for name, doc in sorted(_FUNCDOCS.get(service, {}).items()):
-        edits.append(Edit("funcdoc", _function_docstring(name, doc), FUNCDOC_SUBJECTS))
+        edits.append(Edit("funcdoc", _function_docstring(name, doc), FUNCDOC_SUBJECTS, name))
     for helper in _HELPERS.get(service, ()):
-        edits.append(Edit("helper", _append(helper), HELPER_SUBJECTS))
+        ident = helper.split("(", 1)[0].removeprefix("def ")
+        edits.append(Edit("helper", _append(helper), HELPER_SUBJECTS, ident))
     edits.append(Edit("literal", _digit_separators, LITERAL_SUBJECTS))
     return edits
 
@@ -143,7 +150,8 @@ def plan(service: str, files: Mapping[str, str], rng: random.Random,
             continue
         if not all(_applies(changed, patch) for patch in later_patches):
             continue
-        subject = rng.choice(edit.subjects)
+        subjects = [s for s in edit.subjects if edit.ident or "{name}" not in s]
+        subject = rng.choice(subjects).format(name=edit.ident)
         return unified_diff(files, changed), subject
     return None
 

@@ -220,6 +220,12 @@ CODE_SUBJECTS = (
     "extract a small helper",
     "use digit separators in numeric constants",
     "document the request handlers",
+    "comment {name}",
+    "document {name} in place",
+    "add {name} for the next change",
+    "extract {name}",
+    "document {name}",
+    "add a docstring to {name}",
 )
 
 
