@@ -13,7 +13,7 @@ run's salt), and the schedule decides only *when* and *what kind*; the orchestra
 service and the concrete values from the live system when it plans the run (`resolve`).
 
 A background release must never change what a fault does, so it avoids every service a fault
-targets while it lasts: a permanent change (same code under a new tag, an equivalent address)
+targets while it lasts: a permanent change (a new tag, a harmless commit, an equivalent address)
 only needs no fault on its service at its instant, a temporary one none for its whole span.
 """
 
@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-#: Kinds and their weights. `rebuild` is the same code under a CI tag (the code family); the
+#: Kinds and their weights. `rebuild` is a harmless commit under a CI tag (the code family); the
 #: others are named by what they change. Weights follow the rough mix of a busy team's history:
 #: mostly image releases, then configuration.
 KINDS: dict[str, float] = {
