@@ -78,13 +78,21 @@ def test_an_ordinary_code_release_shows_a_real_diff_in_the_form_of_a_code_change
 
 
 def test_every_service_has_harmless_commits_that_build() -> None:
-    """Each service's set holds several edits, and the one drawn builds and rolls out (the
-    service's unit tests pass, twin/images.py `build`)."""
+    """Each service's set holds several edits; every one that applies to the shipped source
+    builds (lint and the service's unit tests pass, twin/images.py `build`), and the one drawn
+    rolls out."""
     backend = create_backend("boutique", 1)
     for service in SERVICES:
-        assert len(edits_for(service)) >= 4, service
+        edits = edits_for(service)
+        assert len(edits) >= 4, service
         # every subject is in the grammar's vocabulary, which the giveaway check reads
-        assert {s for e in edits_for(service) for s in e.subjects} <= set(CODE_SUBJECTS)
+        assert {s for e in edits for s in e.subjects} <= set(CODE_SUBJECTS)
+        files = backend.source(service)
+        applied = [e for e in edits if e.apply(dict(files)) not in (None, files)]
+        assert len(applied) >= 3, service
+        for edit in applied:
+            built = backend.build_image(service, edit.apply(dict(files)))
+            assert built.ok, (service, edit.name, built.failures)
         change = plan_change("rebuild", backend, service, random.Random(service), frozenset())
         assert change is not None and change.patch and change.subject, service
         result = backend.release(service, patch=change.patch, change_cause=change.subject)
