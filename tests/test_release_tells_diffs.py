@@ -153,6 +153,11 @@ def test_no_field_is_named_only_by_fault_causes() -> None:
             for name in _fields(cause.text, variables) - ordinary:
                 faulty[name] = cause.text
     assert faulty == {}
+    # a probe change of fields ordinary releases never tune (its port, its type) names none
+    for seed in range(20):
+        cause = describe("adservice", probes={"liveness": {"port": 9556, "type": "grpc"}},
+                         rng=random.Random(seed))
+        assert _fields(cause.text, variables) == set(), cause.text
 
 
 def test_the_schedule_command_lists_the_background_releases_where_they_ship() -> None:
