@@ -13,7 +13,7 @@ run's salt), and the schedule decides only *when* and *what kind*; the orchestra
 service and the concrete values from the live system when it plans the run (`resolve`).
 
 A background release must never change what a fault does, so it avoids every service a fault
-targets while it lasts: a permanent change (same code under a new tag, an equivalent address)
+targets while it lasts: a permanent change (a new tag, a harmless commit, an equivalent address)
 only needs no fault on its service at its instant, a temporary one none for its whole span.
 """
 
@@ -22,8 +22,9 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-#: Kinds and their weights. `rebuild` is the same code under a CI tag (the code family); the
+#: Kinds and their weights. `rebuild` is a harmless commit under a CI tag (the code family); the
 #: others are named by what they change. Weights follow the rough mix of a busy team's history:
 #: mostly image releases, then configuration.
 KINDS: dict[str, float] = {
@@ -99,3 +100,21 @@ def _busy(target: str, start: float, end: float, windows: Sequence[tuple[str, fl
     release at the very instant of a fault's injection or revert would race it)."""
     return any(t == target and a <= end and start <= b for t, a, b in windows)
 
+
+def candidates(topology: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The services each kind may change, from the app's topology: every service for most kinds
+    (never a datastore), only callers that name another service's address for `env`."""
+    code = [d["name"] for d in topology["deployments"] if d.get("kind") != "datastore"]
+    with_addr = sorted({e["from"] for e in topology["edges"] if e.get("to") is not None} & set(code))
+    chosen: dict[str, list[str]] = {kind: code for kind in KINDS if kind != "env"}
+    chosen["env"] = with_addr
+    return chosen
+
+
+def plan(releases: Sequence[BackgroundRelease], topology: Mapping[str, Any],
+         faults: Sequence[Any]) -> list[Placed]:
+    """The releases bound to services for a run of `faults` (scheduled faults: `entry.target`,
+    `inject_at`, `revert_at`) on an app with this topology, in time order: what the
+    orchestrator ships, and what `pytest-marathon schedule` shows the operator."""
+    windows = [(f.entry.target, f.inject_at, f.revert_at) for f in faults]
+    return resolve(releases, candidates(topology), windows)

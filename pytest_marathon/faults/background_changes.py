@@ -3,8 +3,10 @@
 Each kind changes something that leaves the service working, in the way real pipelines do:
 
 * `image`: the same code released under the next version tag (the pipeline pushes it first);
-* `rebuild`: the same code under a CI build tag `<version>-<7 hex>`, the tag shape a code
-  change gets, with a commit subject from `phrasing.CODE_SUBJECTS`;
+* `rebuild`: a harmless commit (faults/benign_code.py: a docstring, a comment, a new helper
+  nothing calls yet) built and released as a code change is, so it gets the same
+  `<version>-<7 hex>` build tag and a real diff in `get_source`, with a commit subject naming
+  what it does;
 * `recreate`: the rollout strategy switched to Recreate (no pod replaced), later switched back
   together with the next version under RollingUpdate;
 * `env`: a service address rewritten to an equivalent DNS name of the same Service
@@ -18,21 +20,22 @@ Each kind changes something that leaves the service working, in the way real pip
 * `replicas`: one more replica (`kubectl scale`, no new revision; undone later).
 
 A tag a scheduled fault deploys on the same service is never pushed, so the fault's pull still
-fails; the tags themselves (`v0.10.7`, `v0.10.6-<hex>`) are the ones faults use.
+fails; the tags themselves (`v0.10.7`, `v0.10.6-<hex>`) are the ones faults use. A commit is
+shipped only when every code change the schedule still has for the service applies on top of it.
 """
 
 from __future__ import annotations
 
 import json
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_marathon.backends.base import Backend
-from pytest_marathon.faults.phrasing import CODE_SUBJECTS
+from pytest_marathon.faults import benign_code
 
 CLUSTER_DNS = ("", ".{ns}", ".{ns}.svc", ".{ns}.svc.cluster.local")
-_HEX = "0123456789abcdef"
 
 
 @dataclass
@@ -46,12 +49,14 @@ class Change:
     subject: str | None = None
     replicas: int | None = None
     undo_replicas: int | None = None
+    patch: str | None = None
 
 
 def plan_change(kind: str, backend: Backend, target: str, rng: random.Random,
-                reserved: frozenset[str]) -> Change | None:
+                reserved: frozenset[str], later_patches: Sequence[str] = ()) -> Change | None:
     """The change of a `kind` release of `target` now, or None when the service offers nothing of
-    that kind (it then ships nothing). `reserved` holds images faults will deploy."""
+    that kind (it then ships nothing). `reserved` holds images faults will deploy,
+    `later_patches` the code changes the schedule will still deliver to `target`."""
     image = backend.artifact_value(f"image:{target}") or ""
     if kind == "image":
         new = _next_version(image, rng, reserved)
@@ -64,9 +69,11 @@ def plan_change(kind: str, backend: Backend, target: str, rng: random.Random,
             return None
         return Change(release={"strategy": {"type": "Recreate"}}, undo={"strategy": before})
     if kind == "rebuild":
-        name, _, tag = image.partition(":")
-        new = f"{name}:{tag.split('-', 1)[0]}-{''.join(rng.choice(_HEX) for _ in range(7))}"
-        return Change(release={"image": new}, push=new, subject=rng.choice(CODE_SUBJECTS))
+        commit = benign_code.plan(target, backend.source(target), rng, later_patches)
+        if commit is None:
+            return None
+        diff, subject = commit
+        return Change(patch=diff, subject=subject)
     if kind == "env":
         return _address_change(backend, target, rng)
     if kind == "resources":
@@ -134,7 +141,7 @@ def _probe_change(backend: Backend, target: str, rng: random.Random) -> Change |
     if raw is None:
         return None
     probe = json.loads(raw)
-    setting = rng.choice(("periodSeconds", "failureThreshold"))
+    setting = rng.choice(("periodSeconds", "failureThreshold"))  # phrasing.NAMEABLE_PROBE_SETTINGS
     before = probe.get(setting, 10 if setting == "periodSeconds" else 3)
     choices = (5, 15, 20) if setting == "periodSeconds" else (4, 5, 6)
     after = rng.choice([c for c in choices if c != before])

@@ -69,7 +69,29 @@ def _schedule(args: argparse.Namespace) -> int:
             f"{fault.fault_id}  {fault.inject_at:7.0f}s -> {fault.revert_at:7.0f}s  "
             f"{e.category:<16} {e.mechanism:<6} {e.target:<22} {e.id}"
         )
+    _print_background(schedule)
     return 0
+
+
+def _print_background(schedule: Any) -> None:
+    """The benign releases of the run (faults/background.py), for the operator: when, what kind,
+    when a temporary one is undone, and the service it is planned on (read from a fresh backend's
+    topology, as the orchestrator binds it; a release whose service offers nothing of its kind
+    when it is due ships nothing). `--json` keeps to the fault records."""
+    if not schedule.background:
+        return
+    from pytest_marathon.backends import create_backend
+    from pytest_marathon.faults.background import plan as plan_background
+
+    topology = create_backend(schedule.app, schedule.seed).topology()
+    placed = {p.release.release_id: p.target for p in
+              plan_background(schedule.background, topology, schedule.faults)}
+    print(f"{len(schedule.background)} background releases (ordinary changes, not faults):")
+    for release in schedule.background:
+        undo = "" if release.restore_at is None else f"{release.restore_at:7.0f}s"
+        target = placed.get(release.release_id, "(no free service: not shipped)")
+        print(f"{release.release_id}   {release.at:7.0f}s -> {undo:>8}  background       "
+              f"{release.kind:<9} {target}")
 
 
 def _scenarios(args: argparse.Namespace) -> int:

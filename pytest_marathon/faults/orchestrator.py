@@ -28,7 +28,8 @@ from pytest_marathon.backends.base import (
 )
 from pytest_marathon.determinism import rng_for
 from pytest_marathon.faults import chaos, chaos_actions
-from pytest_marathon.faults.background import Placed, resolve
+from pytest_marathon.faults.background import Placed
+from pytest_marathon.faults.background import plan as plan_background
 from pytest_marathon.faults.background_changes import Change, plan_change
 from pytest_marathon.faults.catalog import CatalogEntry
 from pytest_marathon.faults.phrasing import Cause
@@ -219,16 +220,10 @@ class Orchestrator:
         (time, id, "ship" | "undo", placed)."""
         if not self.schedule.background:
             return []
-        topology = self.backend.topology()
-        code = [d["name"] for d in topology["deployments"] if d.get("kind") != "datastore"]
-        with_addr = sorted({e["from"] for e in topology["edges"] if e.get("to") is not None} & set(code))
-        candidates = {kind: code for kind in ("image", "rebuild", "recreate", "resources",
-                                             "probes", "replicas")}
-        candidates["env"] = with_addr
-        windows = [(f.entry.target, f.inject_at, f.revert_at) for f in self.schedule.faults]
         self._reserved = frozenset(f.entry.image for f in self.schedule.faults if f.entry.image)
         queue: list[tuple[float, str, str, Placed]] = []
-        for placed in resolve(self.schedule.background, candidates, windows):
+        for placed in plan_background(self.schedule.background, self.backend.topology(),
+                                      self.schedule.faults):
             queue.append((placed.release.at, placed.release.release_id, "ship", placed))
         return sorted(queue, key=lambda q: (q[0], q[1]))
 
@@ -259,7 +254,9 @@ class Orchestrator:
             return
         t = placed.release.at
         rng = self._rng("background", release_id)
-        change = plan_change(placed.release.kind, self.backend, target, rng, self._reserved)
+        later = [f.entry.patch for f in self.schedule.faults
+                 if f.entry.target == target and f.entry.patch is not None and f.inject_at >= t]
+        change = plan_change(placed.release.kind, self.backend, target, rng, self._reserved, later)
         if change is None:
             return
         if change.replicas is not None:
@@ -271,7 +268,8 @@ class Orchestrator:
             cause = describe(target, **change.release, subject=change.subject,
                              current_image=self.backend.artifact_value(f"image:{target}") or "",
                              rng=rng)
-            result = self.backend.release(target, **change.release, change_cause=cause.text)
+            result = self.backend.release(target, **change.release, patch=change.patch,
+                                          change_cause=cause.text)
             self._record(t, "background", release_id, target, cause, result.ok)
         if placed.release.restore_at is not None:
             self._undo[release_id] = (placed, change)

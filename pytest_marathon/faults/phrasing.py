@@ -65,6 +65,10 @@ _HEADS: dict[str, tuple[str, ...]] = {
         "Align {var} across environments",
         "Use the new {svc} settings in {var}",
         "Reconfigure {svc} ({var})",
+        "Update the {svc} environment",
+        "Sync {svc} settings with the config repo",
+        "{svc}: environment update",
+        "Apply the {svc} config change",
     ),
     "resources": (
         "Right-size the {svc} {what} to {value}",
@@ -130,6 +134,19 @@ _PREFIXES = ("", "", "", "", "ops: ", "platform: ", "deploy: ", "ci: ")
 _TICKETS = ("OPS", "PLAT", "SHOP", "REL", "INFRA")
 
 
+#: The fields a cause may name. Ordinary releases move service addresses (`*_ADDR`) and tune
+#: these probe settings; a field only faults change (a listener `PORT`, a password, a probe's
+#: port) is never named, or its name alone would mark the release (the text then falls back to
+#: the family's heads that name no field).
+NAMEABLE_PROBE_SETTINGS = ("failureThreshold", "periodSeconds")
+
+
+def nameable_variable(var: str) -> bool:
+    """Whether a cause may name environment variable `var`: only the service addresses that
+    ordinary releases move too (faults/background_changes.py, `_address_change`)."""
+    return var.endswith("_ADDR")
+
+
 @dataclass(frozen=True)
 class Cause:
     """A rendered change-cause and the template it came from (`<family>.<n>`)."""
@@ -192,6 +209,23 @@ CODE_SUBJECTS = (
     "cache the service stub between calls",
     "document the request fields",
     "raise the log level of start-up messages",
+    # what the harmless commits of ordinary code releases say (faults/benign_code.py)
+    "document the service module",
+    "reword the module docstring",
+    "tidy documentation",
+    "comment the service constants",
+    "document the limits in place",
+    "tidy comments",
+    "add a helper for the next change",
+    "extract a small helper",
+    "use digit separators in numeric constants",
+    "document the request handlers",
+    "comment {name}",
+    "document {name} in place",
+    "add {name} for the next change",
+    "extract {name}",
+    "document {name}",
+    "add a docstring to {name}",
 )
 
 

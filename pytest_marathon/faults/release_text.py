@@ -12,7 +12,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_marathon.faults.catalog import CatalogEntry
-from pytest_marathon.faults.phrasing import Cause, code_subject, render
+from pytest_marathon.faults.phrasing import (
+    NAMEABLE_PROBE_SETTINGS,
+    Cause,
+    code_subject,
+    nameable_variable,
+    render,
+)
 
 
 def describe(target: str, *, image: str | None = None, env: Mapping[str, Any] | None = None,
@@ -26,8 +32,10 @@ def describe(target: str, *, image: str | None = None, env: Mapping[str, Any] | 
     if subject is not None:
         return render("code", {"svc": target, "subject": subject}, rng, strategy=strategy_type)
     if env:
-        var = sorted(env)[0]
-        value = env[var]
+        # a variable only faults change is not named (phrasing.nameable_variable)
+        named = sorted(var for var in env if nameable_variable(var))
+        var = named[0] if named else ""
+        value = env[var] if var else ""
         slots = {"svc": target, "var": var, "value": value if isinstance(value, str) else ""}
         return render("env", slots, rng, strategy=strategy_type)
     if resources:
@@ -38,8 +46,9 @@ def describe(target: str, *, image: str | None = None, env: Mapping[str, Any] | 
     if probes:
         kind = sorted(probes)[0]
         fields = probes[kind] if isinstance(probes[kind], Mapping) else {}
-        setting = ", ".join(f"{k}={v}" for k, v in sorted(fields.items())[:1]
-                            if not isinstance(v, Mapping))
+        tuned = sorted((k, v) for k, v in fields.items()
+                       if k in NAMEABLE_PROBE_SETTINGS and not isinstance(v, Mapping))
+        setting = ", ".join(f"{k}={v}" for k, v in tuned[:1])
         return render("probes", {"svc": target, "kind": kind, "setting": setting}, rng,
                       strategy=strategy_type)
     shown = image or current_image
