@@ -53,8 +53,13 @@ DEFAULT_GRACE_SECONDS = 30
 PULL_BYTES_PER_SECOND = 40e6
 
 
-class ContainerCrash(Exception):
-    """The container process exited while starting (module-level code raised)."""
+class ContainerCrash(Exception):  # noqa: N818 - a container's crash, not an error of the twin
+    """The container process exited while starting (main() panicked, raised or exited); the
+    exit code is the runtime's (a Go panic exits 2, log.Fatalf and an uncaught error 1)."""
+
+    def __init__(self, detail: str, exit_code: int = 1) -> None:
+        super().__init__(detail)
+        self.exit_code = exit_code
 
 
 class ContainerRuntime(Protocol):
@@ -416,7 +421,7 @@ class Cluster:
         try:
             self.runtime.start(pod)
         except ContainerCrash as crash:
-            self.terminate(pod, "Error", 1, now, detail=str(crash))
+            self.terminate(pod, "Error", crash.exit_code, now, detail=str(crash))
             self._restart_unless_backing_off(pod, now)
 
     def _restart_unless_backing_off(self, pod: Pod, now: float) -> None:

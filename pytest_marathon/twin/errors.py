@@ -35,13 +35,15 @@ def go_code_name(code: str) -> str:
 class RpcError(Exception):
     """A failed RPC: ``code`` is the gRPC code name, ``message`` the status description."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, *, from_call: bool = False) -> None:
         code = str(code).upper()
         if code not in GRPC_CODES or code == "OK":
             raise ValueError(f"unknown gRPC error code {code!r}; use one of {', '.join(sorted(GRPC_CODES)[1:])}")
         super().__init__(code, message)
         self.code = code
         self.message = str(message)
+        # raised by a call the service made (not by its own ctx.fail): a client-side error
+        self.from_call = from_call
 
     def __str__(self) -> str:
         return f"rpc error: code = {go_code_name(self.code)} desc = {self.message}"
