@@ -132,8 +132,10 @@ def test_network_delay_and_partition(twin: Twin) -> None:
     twin.chaos_stop(delay)
     twin.chaos_start("partition", "checkoutservice", peer="paymentservice")
     twin.advance_to(600.0)
-    assert twin.logs(service="checkoutservice", level="error", contains="DeadlineExceeded", limit=1) or \
-        twin.logs(service="checkoutservice", level="error", contains="deadline", limit=1)
+    # no call has a deadline (upstream checkoutservice calls with the request's context): the
+    # charge hangs until the load generator gives up and Go cancels the request's context
+    assert twin.logs(service="checkoutservice", contains="code = Canceled desc = context canceled", limit=1)
+    assert not twin.logs(contains="deadline", limit=1)
     assert twin.probe({"kind": "request", "route": "/"})
 
 
@@ -181,7 +183,7 @@ def test_chaos_bad_input(twin: Twin) -> None:
         twin.chaos_stop("chaos-9999")
 
 
-PARTITION_SIGNATURE = ["frontend -> cartservice:7070:", "deadline exceeded"]
+PARTITION_SIGNATURE = ["frontend -> cartservice:7070:", "context canceled"]
 
 
 def test_signature_probe_answers_for_its_own_fault_only(twin: Twin) -> None:
@@ -252,7 +254,7 @@ def test_a_call_loop_is_cut_off_like_an_expired_deadline(twin: Twin) -> None:
 
 def test_repeated_pod_kill_keeps_the_service_flapping_until_a_second_replica(twin: Twin) -> None:
     kills = twin.chaos_start("pod_kill", "currencyservice", count=1, interval=60)
-    signature = {"kind": "request", "route": "/", "signature": ["-> currencyservice:7000", "no healthy upstream"]}
+    signature = {"kind": "request", "route": "/", "signature": ["-> currencyservice:7000", "connection refused"]}
     samples = []
     for t in range(15, 301, 15):
         twin.advance_to(float(t))

@@ -6,8 +6,33 @@ CART_FIELD = "cart"
 MAX_QUANTITY = 1000
 
 
+class MemoryStore:
+    """AddDistributedMemoryCache: the carts live in this process only."""
+
+    def __init__(self):
+        self.hashes = {}
+
+    def hget(self, key, field):
+        return self.hashes.get(key, {}).get(field)
+
+    def hset(self, key, field, value):
+        self.hashes.setdefault(key, {})[field] = value
+
+
+MEMORY_STORE = MemoryStore()
+
+
+def init(ctx):
+    """Startup.ConfigureServices: without REDIS_ADDR the carts are kept in memory."""
+    if not ctx.env("REDIS_ADDR", ""):
+        ctx.log("info", "Redis cache host(hostname+port) was not specified. "
+                        "Starting a cart service using in memory store")
+
+
 def open_store(ctx):
     """Connect to redis; failures surface like the C# store's FailedPrecondition."""
+    if not ctx.env("REDIS_ADDR", ""):
+        return MEMORY_STORE
     try:
         return ctx.datastore(ctx.env("REDIS_ADDR"), password=ctx.env("REDIS_PASSWORD"))
     except ctx.RpcError as err:

@@ -14,6 +14,10 @@ import money
 DEFAULT_CURRENCY = "USD"
 WHITELISTED_CURRENCIES = ("USD", "EUR", "CAD", "JPY", "GBP", "TRY")
 MAX_RECOMMENDATIONS_SHOWN = 4
+AD_TIMEOUT_MS = 100  # getAd's context.WithTimeout: the only deadline the shop sets on a call
+REQUIRED_ADDRESSES = ("PRODUCT_CATALOG_SERVICE_ADDR", "CURRENCY_SERVICE_ADDR", "CART_SERVICE_ADDR",
+                      "RECOMMENDATION_SERVICE_ADDR", "CHECKOUT_SERVICE_ADDR", "SHIPPING_SERVICE_ADDR",
+                      "AD_SERVICE_ADDR")
 GO_CODES = {"CANCELLED": "Canceled", "UNKNOWN": "Unknown", "INVALID_ARGUMENT": "InvalidArgument",
             "DEADLINE_EXCEEDED": "DeadlineExceeded", "NOT_FOUND": "NotFound",
             "RESOURCE_EXHAUSTED": "ResourceExhausted", "FAILED_PRECONDITION": "FailedPrecondition",
@@ -30,9 +34,16 @@ def rpc_text(err):
     return f"rpc error: code = {GO_CODES.get(err.code, err.code)} desc = {err.message}"
 
 
-def backend(ctx, env_name, method, request, describe):
+def init(ctx):
+    """main(): mustMapEnv panics on an address that is not set, before the server listens."""
+    for name in REQUIRED_ADDRESSES:
+        if not ctx.env(name, ""):
+            raise Exception(f"environment variable \"{name}\" not set")
+
+
+def backend(ctx, env_name, method, request, describe, timeout_ms=None):
     try:
-        return ctx.call(ctx.env(env_name), method, request)
+        return ctx.call(ctx.env(env_name), method, request, timeout_ms=timeout_ms)
     except ctx.RpcError as err:
         raise BackendError(f"{describe}: {rpc_text(err)}")
 
@@ -84,7 +95,7 @@ def ads(ctx, context_keys):
     """Ads are best effort: a failure is logged and the page renders without them."""
     try:
         return backend(ctx, "AD_SERVICE_ADDR", "GetAds", {"context_keys": context_keys},
-                       "failed to retrieve ads").get("ads", [])
+                       "failed to retrieve ads", timeout_ms=AD_TIMEOUT_MS).get("ads", [])
     except BackendError as exc:
         ctx.log("warning", exc.message)
         return []

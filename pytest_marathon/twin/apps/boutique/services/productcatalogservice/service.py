@@ -1,9 +1,44 @@
 """productcatalogservice: the product catalog, read from products.json at startup (Go original)."""
 
 import json
+import re
 
 CATALOG = json.loads(resource("products.json"))["products"]
 BY_ID = {product["id"]: product for product in CATALOG}
+
+
+DURATION_UNITS = ("ns", "us", "\u00b5s", "\u03bcs", "ms", "s", "m", "h")
+
+
+def duration_error(text):
+    """Why Go's time.ParseDuration rejects `text` (its error text), or "" when it parses."""
+    quoted = json.dumps(text, ensure_ascii=False)
+    rest = text[1:] if text[:1] in ("+", "-") else text
+    if rest == "0":
+        return ""
+    if not rest:
+        return f"time: invalid duration {quoted}"
+    while rest:
+        number = re.match(r"[0-9]*(\.[0-9]*)?", rest).group(0)
+        if number in ("", ".") or not re.search(r"[0-9]", number):
+            return f"time: invalid duration {quoted}"
+        rest = rest[len(number):]
+        unit = re.match(r"[^0-9.]*", rest).group(0)
+        if not unit:
+            return f"time: missing unit in duration {quoted}"
+        if unit not in DURATION_UNITS:
+            return f"time: unknown unit {json.dumps(unit, ensure_ascii=False)} in duration {quoted}"
+        rest = rest[len(unit):]
+    return ""
+
+
+def init(ctx):
+    """main(): a malformed EXTRA_LATENCY is fatal (log.Fatalf prints the zero duration, 0s)."""
+    raw = ctx.env("EXTRA_LATENCY", "")
+    problem = duration_error(raw) if raw else ""
+    if problem:
+        ctx.log("error", f"failed to parse EXTRA_LATENCY (0s) as time.Duration: {problem}")
+        raise ctx.Exit(1)
 
 
 def extra_latency_ms(ctx):

@@ -5,6 +5,12 @@ import hashlib
 MAX_RESPONSES = 5
 
 
+def init(ctx):
+    """__main__: the server does not start without the catalog's address."""
+    if not ctx.env("PRODUCT_CATALOG_SERVICE_ADDR", ""):
+        raise Exception("PRODUCT_CATALOG_SERVICE_ADDR environment variable not set")
+
+
 def shuffled(ids, seed):
     """Deterministic stand-in for random.sample: order by a per-request hash."""
     return sorted(ids, key=lambda product_id: hashlib.sha256(
