@@ -89,6 +89,9 @@ class Cluster:
         # Other controllers acting on the cluster each reconcile, before it (a chaos schedule
         # that keeps killing pods while it lasts).
         self.controllers: list[Callable[[float], None]] = []
+        # (network delay on the pod's own traffic, run-queue wait) in ms, as the kubelet's probe
+        # meets them; the twin's engine wires chaos and CPU throttling in
+        self.probe_delays: Callable[[Pod], tuple[float, float]] = lambda pod: (0.0, 0.0)
         self._name_rng = rng_for(seed, "cluster", "pod-names")
         self._start_rng = rng_for(seed, "cluster", "pod-start")
         self._ip_counter = 10
@@ -526,13 +529,38 @@ class Cluster:
             return False
         if probe.get("port") != pod.listen_port:
             return False
+        if self._probe_timed_out(pod, probe):
+            return False
         if probe.get("type") == "http":
             paths = self.spec.deployments[pod.deployment].health_paths
             return probe.get("path", "/") in paths
         return True
 
+    def _probe_timed_out(self, pod: Pod, probe: Mapping[str, Any]) -> bool:
+        """The kubelet gives every probe `timeoutSeconds` (default 1 s, pkg/apis/core/v1/defaults.go);
+        a pod whose own traffic is delayed, or whose handlers wait in a throttled run queue, answers
+        too late and the probe fails (pkg/probe/grpc/grpc.go, pkg/probe/http/http.go)."""
+        delay_ms, wait_ms = self.probe_delays(pod)
+        return delay_ms + wait_ms >= float(probe.get("timeoutSeconds", 1)) * 1000.0
+
+    def _probe_timeout_error(self, pod: Pod, probe: Mapping[str, Any]) -> str:
+        port, timeout = probe.get("port"), f"{probe.get('timeoutSeconds', 1)}s"
+        delay_ms, _wait = self.probe_delays(pod)
+        if probe.get("type") == "grpc":
+            if delay_ms >= float(probe.get("timeoutSeconds", 1)) * 1000.0:
+                # the TCP handshake itself is late: the blocking dial runs out of time
+                return f'timeout: failed to connect service "{pod.ip}:{port}" within {timeout}: context deadline exceeded'
+            return f"timeout: health rpc did not complete within {timeout}"
+        if probe.get("type") == "http":
+            return (f'Get "http://{pod.ip}:{port}{probe.get("path", "/")}": context deadline exceeded '
+                    "(Client.Timeout exceeded while awaiting headers)")
+        return f"dial tcp {pod.ip}:{port}: i/o timeout"
+
     def _probe_error(self, pod: Pod, probe: Mapping[str, Any]) -> str:
         port = probe.get("port")
+        if port == pod.listen_port and pod.deployment not in self.down_listeners \
+                and self._probe_timed_out(pod, probe):
+            return self._probe_timeout_error(pod, probe)
         if probe.get("type") == "http" and port == pod.listen_port and pod.deployment not in self.down_listeners:
             return 'HTTP probe failed with statuscode: 404'
         if probe.get("type") == "grpc":

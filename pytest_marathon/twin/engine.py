@@ -122,6 +122,8 @@ class Twin:
         self.chaos = Chaos(self.cluster, self.servers, self.down_datastores)
         self.runtime = Runtime(self.spec, self.cluster, rng_for(self.seed, "latency"), self.chaos.edge_effect,
                                self.servers, self.down_datastores)
+        self.cluster.probe_delays = lambda pod: (self.chaos.pod_delay_ms(pod.deployment),
+                                                 self.runtime.run_queue_wait_ms(pod))
         n_users = self.spec.load.users if users is None else int(users)
         self.load = LoadGenerator(self.spec.load, self.seed, n_users, WARMUP_START)
         self._sample_rng = rng_for(self.seed, "sample")

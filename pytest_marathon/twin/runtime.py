@@ -385,6 +385,10 @@ class Runtime:
             return 0.0
         return (math.ceil(cpu_ms / quota_ms) - 1) * (CFS_PERIOD_MS - quota_ms)
 
+    def run_queue_wait_ms(self, pod: Pod) -> float:
+        """What a cheap request (a health check) waits before it runs, at the pod's last load."""
+        return self._throttled_wait_ms(pod)
+
     def _throttled_wait_ms(self, pod: Pod) -> float:
         """The backlog a request waits behind in a throttled container (none below the limit)."""
         u = pod.utilisation
