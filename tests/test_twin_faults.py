@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import difflib
 
 import pytest
@@ -143,7 +145,8 @@ def test_cpu_hog_throttles(twin: Twin) -> None:
     twin.chaos_start("cpu_hog", "currencyservice", cores=2.0)
     twin.advance_to(120.0)
     throttled = [s for s in twin.store.series("container_cpu_cfs_throttled_periods_total") if s.labels["container"] == "currencyservice"]
-    assert throttled[0].values[-1] > throttled[0].values[0]
+    counted = [v for v in throttled[0].values if not math.isnan(v)]
+    assert max(counted) > counted[0]
 
 
 def test_node_failure_evicts_and_reschedules_after_300s(twin: Twin) -> None:
