@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import math
-
 import difflib
+import math
 
 import pytest
 
