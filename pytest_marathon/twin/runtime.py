@@ -302,9 +302,11 @@ class Runtime:
                 code, message = self._handler_failure(pod, dep, method, RecursionError(limit.reason), trace, ctx,
                                                      client)
         except UnknownMethod:
-            served = dep.rpc_service or dep.name
+            # the pod may run another service's image: that image's gRPC library answers
+            image = self._image_spec(pod) or dep
+            served = image.rpc_service or image.name
             code = "UNIMPLEMENTED"
-            message = rpctexts.unimplemented(dep.language, called or served, method, served)
+            message = rpctexts.unimplemented(image.language, called or dep.rpc_service or served, method, served)
         except SandboxError as refusal:
             code, message = "INTERNAL", f"{method}: {refusal.reason}"
             ctx.log("error", f"{method} refused by the runtime: {refusal.reason}")
@@ -361,6 +363,11 @@ class Runtime:
             self._exit(pod, "Error", failure.exit_code, trace.t, failure.logs[0][1].split("\n", 1)[0])
             return failure.code, rpctexts.server_died(client)
         return failure.code, failure.description
+
+    def _image_spec(self, pod: Pod) -> Any:
+        """The deployment whose image (repository) the pod runs, if it is one of the app's."""
+        repo = pod.template.image.rsplit(":", 1)[0]
+        return next((d for d in self.spec.deployments.values() if d.image.rsplit(":", 1)[0] == repo), None)
 
     def _exit(self, pod: Pod, reason: str, exit_code: int, t: float, detail: str) -> None:
         """The container's process ended while serving; the kubelet restarts it at its next sync
