@@ -146,6 +146,18 @@ def python_exception(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
+def _python_str(exc: BaseException) -> str:
+    """str() of the exception in the Python service; a failed call is grpcio's _InactiveRpcError."""
+    if getattr(exc, "from_call", False):
+        code, message = exc.code, exc.message  # type: ignore[attr-defined]
+        number = exc.status_number  # type: ignore[attr-defined]
+        return ("<_InactiveRpcError of RPC that terminated with:\n"
+                f"\tstatus = StatusCode.{code}\n\tdetails = \"{message}\"\n"
+                f"\tdebug_error_string = \"UNKNOWN:Error received from peer  "
+                f"{{grpc_message:\"{message}\", grpc_status:{number}}}\"\n>")
+    return str(exc)
+
+
 def exception_text(language: str, exc: BaseException) -> str:
     """An exception as the service's own runtime names it (for a log line or a message)."""
     if language == "go":
@@ -183,9 +195,10 @@ def handler_failure(language: str, kind: str, method: str, exc: BaseException, *
                     f"{goroutine * 2654435761 % 0xFFFFFFF:x}")
         return HandlerFailure("UNKNOWN", "",
                               [("error", f"Exception while executing runnable {runnable}\n{java_exception(exc)}")])
-    details = f"Exception calling application: {exc}"
+    details = f"Exception calling application: {_python_str(exc)}"
+    name = "grpc._channel._InactiveRpcError" if getattr(exc, "from_call", False) else type(exc).__name__
     return HandlerFailure("UNKNOWN", details,
-                          [("error", f"{details}\nTraceback (most recent call last):\n{python_exception(exc)}")])
+                          [("error", f"{details}\nTraceback (most recent call last):\n{name}: {_python_str(exc)}")])
 
 
 def startup_failure(language: str, exc: BaseException) -> tuple[int, list[str]]:
@@ -215,12 +228,15 @@ PYTHON_PHRASES = (
     "object is not iterable", "unsupported operand type", "can only concatenate",
     "invalid literal for int()", "list index out of range", "NoneType", "Traceback (most recent call last)",
     "not supported between instances of", "takes 1 positional argument", "missing 1 required positional",
-    "division by zero", "Exception calling application",
+    "division by zero",
 )
 
 
 def python_tells(text: str, language: str = "") -> list[str]:
-    """The Python-only exception words in `text` (empty when it reads like `language`'s runtime)."""
+    """The Python-only exception words in `text` (empty when it reads like `language`'s runtime).
+    What follows grpcio's "Exception calling application:" is a Python service's own answer,
+    relayed by its caller as any client relays a status, so it is not counted."""
+    text = text.split("Exception calling application:", 1)[0]
     shared = _SHARED_NAMES.get(language, set())
     found = [name for name in PYTHON_EXCEPTION_NAMES
              if name not in shared and re.search(rf"\b{name}\b", text)]

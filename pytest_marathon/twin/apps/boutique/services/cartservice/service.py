@@ -6,35 +6,10 @@ CART_FIELD = "cart"
 MAX_QUANTITY = 1000
 
 
-class MemoryStore:
-    """AddDistributedMemoryCache: the carts live in this process only."""
-
-    def __init__(self):
-        self.hashes = {}
-
-    def hget(self, key, field):
-        return self.hashes.get(key, {}).get(field)
-
-    def hset(self, key, field, value):
-        self.hashes.setdefault(key, {})[field] = value
-
-
-MEMORY_STORE = MemoryStore()
-
-
-def init(ctx):
-    """Startup.ConfigureServices: without REDIS_ADDR the carts are kept in memory."""
-    if not ctx.env("REDIS_ADDR", ""):
-        ctx.log("info", "Redis cache host(hostname+port) was not specified. "
-                        "Starting a cart service using in memory store")
-
-
 def open_store(ctx):
-    """Connect to redis; failures surface like the C# store's FailedPrecondition."""
-    if not ctx.env("REDIS_ADDR", ""):
-        return MEMORY_STORE
+    """Connect to redis (no REDIS_ADDR: the in-memory store); failures are FailedPrecondition."""
     try:
-        return ctx.datastore(ctx.env("REDIS_ADDR"), password=ctx.env("REDIS_PASSWORD"))
+        return ctx.datastore(ctx.env("REDIS_ADDR"), password=ctx.env("REDIS_PASSWORD")) if ctx.env("REDIS_ADDR", "") else MEMORY_STORE
     except ctx.RpcError as err:
         ctx.log("error", f"Can't access cart storage. {err.message}")
         ctx.fail("FAILED_PRECONDITION", f"Can't access cart storage. {err.message}")
@@ -96,3 +71,26 @@ def EmptyCart(ctx, request):
     store = open_store(ctx)
     save_cart(ctx, store, {"user_id": user_id, "items": []})
     return {}
+
+
+class MemoryStore:
+    """AddDistributedMemoryCache: the carts live in this process only."""
+
+    def __init__(self):
+        self.hashes = {}
+
+    def hget(self, key, field):
+        return self.hashes.get(key, {}).get(field)
+
+    def hset(self, key, field, value):
+        self.hashes.setdefault(key, {})[field] = value
+
+
+MEMORY_STORE = MemoryStore()
+
+
+def init(ctx):
+    """Startup.ConfigureServices: without REDIS_ADDR the carts are kept in memory."""
+    if not ctx.env("REDIS_ADDR", ""):
+        ctx.log("info", "Redis cache host(hostname+port) was not specified. "
+                        "Starting a cart service using in memory store")

@@ -24,17 +24,6 @@ def rpc_text(err):
     return f"rpc error: code = {GO_CODES.get(err.code, err.code)} desc = {err.message}"
 
 
-REQUIRED_ADDRESSES = ("SHIPPING_SERVICE_ADDR", "PRODUCT_CATALOG_SERVICE_ADDR", "CART_SERVICE_ADDR",
-                      "CURRENCY_SERVICE_ADDR", "EMAIL_SERVICE_ADDR", "PAYMENT_SERVICE_ADDR")
-
-
-def init(ctx):
-    """main(): mustMapEnv panics on an address that is not set, before the server listens."""
-    for name in REQUIRED_ADDRESSES:
-        if not ctx.env(name, ""):
-            raise Exception(f"environment variable \"{name}\" not set")
-
-
 def order_uuid(ctx, user_id):
     digest = hashlib.sha256(f"order:{ctx.request_id}:{user_id}".encode()).hexdigest()
     return f"{digest[:8]}-{digest[8:12]}-4{digest[13:16]}-8{digest[17:20]}-{digest[20:32]}"
@@ -121,3 +110,14 @@ def PlaceOrder(ctx, request):
     except ctx.RpcError as err:
         ctx.log("warning", f"failed to send order confirmation to \"{email}\": {rpc_text(err)}")
     return {"order": order}
+
+
+REQUIRED_ADDRESSES = ("SHIPPING_SERVICE_ADDR", "PRODUCT_CATALOG_SERVICE_ADDR", "CART_SERVICE_ADDR",
+                      "CURRENCY_SERVICE_ADDR", "EMAIL_SERVICE_ADDR", "PAYMENT_SERVICE_ADDR")
+
+
+def init(ctx):
+    """main(): mustMapEnv panics on an address that is not set, before the server listens."""
+    for name in REQUIRED_ADDRESSES:
+        if not ctx.env(name, ""):
+            raise Exception(f"environment variable \"{name}\" not set")

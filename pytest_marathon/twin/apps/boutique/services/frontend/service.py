@@ -14,10 +14,6 @@ import money
 DEFAULT_CURRENCY = "USD"
 WHITELISTED_CURRENCIES = ("USD", "EUR", "CAD", "JPY", "GBP", "TRY")
 MAX_RECOMMENDATIONS_SHOWN = 4
-AD_TIMEOUT_MS = 100  # getAd's context.WithTimeout: the only deadline the shop sets on a call
-REQUIRED_ADDRESSES = ("PRODUCT_CATALOG_SERVICE_ADDR", "CURRENCY_SERVICE_ADDR", "CART_SERVICE_ADDR",
-                      "RECOMMENDATION_SERVICE_ADDR", "CHECKOUT_SERVICE_ADDR", "SHIPPING_SERVICE_ADDR",
-                      "AD_SERVICE_ADDR")
 GO_CODES = {"CANCELLED": "Canceled", "UNKNOWN": "Unknown", "INVALID_ARGUMENT": "InvalidArgument",
             "DEADLINE_EXCEEDED": "DeadlineExceeded", "NOT_FOUND": "NotFound",
             "RESOURCE_EXHAUSTED": "ResourceExhausted", "FAILED_PRECONDITION": "FailedPrecondition",
@@ -32,13 +28,6 @@ class BackendError(Exception):
 
 def rpc_text(err):
     return f"rpc error: code = {GO_CODES.get(err.code, err.code)} desc = {err.message}"
-
-
-def init(ctx):
-    """main(): mustMapEnv panics on an address that is not set, before the server listens."""
-    for name in REQUIRED_ADDRESSES:
-        if not ctx.env(name, ""):
-            raise Exception(f"environment variable \"{name}\" not set")
 
 
 def backend(ctx, env_name, method, request, describe, timeout_ms=None):
@@ -265,3 +254,16 @@ def set_currency(ctx, request):
         ctx.fail("INVALID_ARGUMENT", f"invalid currency: {currency}")
     return {"status": 302, "location": request.get("referer") or "/",
             "set_cookie": {"shop_currency": currency}}
+
+
+AD_TIMEOUT_MS = 100  # getAd's context.WithTimeout: the only deadline the shop sets on a call
+REQUIRED_ADDRESSES = ("PRODUCT_CATALOG_SERVICE_ADDR", "CURRENCY_SERVICE_ADDR", "CART_SERVICE_ADDR",
+                      "RECOMMENDATION_SERVICE_ADDR", "CHECKOUT_SERVICE_ADDR", "SHIPPING_SERVICE_ADDR",
+                      "AD_SERVICE_ADDR")
+
+
+def init(ctx):
+    """main(): mustMapEnv panics on an address that is not set, before the server listens."""
+    for name in REQUIRED_ADDRESSES:
+        if not ctx.env(name, ""):
+            raise Exception(f"environment variable \"{name}\" not set")

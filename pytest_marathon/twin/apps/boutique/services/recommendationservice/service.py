@@ -5,12 +5,6 @@ import hashlib
 MAX_RESPONSES = 5
 
 
-def init(ctx):
-    """__main__: the server does not start without the catalog's address."""
-    if not ctx.env("PRODUCT_CATALOG_SERVICE_ADDR", ""):
-        raise Exception("PRODUCT_CATALOG_SERVICE_ADDR environment variable not set")
-
-
 def shuffled(ids, seed):
     """Deterministic stand-in for random.sample: order by a per-request hash."""
     return sorted(ids, key=lambda product_id: hashlib.sha256(
@@ -28,3 +22,9 @@ def ListRecommendations(ctx, request):
     chosen = shuffled(filtered, f"{ctx.request_id}:{request.get('user_id', '')}")[:count]
     ctx.log("info", f"[Recv ListRecommendations] product_ids={chosen}")
     return {"product_ids": chosen}
+
+
+def init(ctx):
+    """__main__: the server does not start without the catalog's address."""
+    if not ctx.env("PRODUCT_CATALOG_SERVICE_ADDR", ""):
+        raise Exception("PRODUCT_CATALOG_SERVICE_ADDR environment variable not set")
