@@ -246,7 +246,7 @@ def test_connection_texts_are_grpc_gos(twin: Twin) -> None:
 
 def test_packet_loss_is_latency_not_resets(twin: Twin) -> None:
     """Lost segments are retransmitted by TCP (RTO 200 ms minimum, doubling): calls are late."""
-    twin.chaos_start("network_loss", "cartservice", loss=0.6)
+    twin.chaos_start("network_loss", "cartservice", loss=0.6, peer="frontend")
     twin.advance_to(180.0)
     assert not twin.logs(contains="connection reset by peer", limit=1)
     assert max(s.e for s in twin.sli_samples(since=30.0)) == 0.0

@@ -65,6 +65,12 @@ class Chaos:
         return sum(float(f.params.get("delay_ms", 0.0)) for f in self.active.values()
                    if f.kind == "network_delay" and f.target == deployment and f.params.get("peer") is None)
 
+    def pod_loss(self, deployment: str) -> float:
+        """Packet loss on all of a pod's traffic (a loss fault with no peer)."""
+        return max((float(f.params.get("loss", 0.0)) for f in self.active.values()
+                    if f.kind == "network_loss" and f.target == deployment and f.params.get("peer") is None),
+                   default=0.0)
+
     def cpu_cores(self, deployment: str) -> float:
         return sum(float(f.params.get("cores", 1.0)) for f in self.active.values()
                    if f.kind == "cpu_hog" and f.target == deployment)

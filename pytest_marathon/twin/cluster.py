@@ -92,6 +92,9 @@ class Cluster:
         # (network delay on the pod's own traffic, run-queue wait) in ms, as the kubelet's probe
         # meets them; the twin's engine wires chaos and CPU throttling in
         self.probe_delays: Callable[[Pod], tuple[float, float]] = lambda pod: (0.0, 0.0)
+        self.probe_loss: Callable[[Pod], float] = lambda pod: 0.0
+        self._probe_rng = rng_for(seed, "cluster", "probe-loss")
+        self._timed_out: dict[str, bool] = {}  # the last probe of each pod ran out of time
         self._name_rng = rng_for(seed, "cluster", "pod-names")
         self._start_rng = rng_for(seed, "cluster", "pod-start")
         self._ip_counter = 10
@@ -529,7 +532,8 @@ class Cluster:
             return False
         if probe.get("port") != pod.listen_port:
             return False
-        if self._probe_timed_out(pod, probe):
+        self._timed_out[pod.name] = self._probe_timed_out(pod, probe)
+        if self._timed_out[pod.name]:
             return False
         if probe.get("type") == "http":
             paths = self.spec.deployments[pod.deployment].health_paths
@@ -541,7 +545,15 @@ class Cluster:
         a pod whose own traffic is delayed, or whose handlers wait in a throttled run queue, answers
         too late and the probe fails (pkg/probe/grpc/grpc.go, pkg/probe/http/http.go)."""
         delay_ms, wait_ms = self.probe_delays(pod)
-        return delay_ms + wait_ms >= float(probe.get("timeoutSeconds", 1)) * 1000.0
+        timeout_ms = float(probe.get("timeoutSeconds", 1)) * 1000.0
+        loss = self.probe_loss(pod)
+        if loss > 0.0:
+            # a probe is ~4 segments (handshake, request, answer); TCP resends a lost one after
+            # 200 ms, then 400 ms more: three tries fit in a 1 s timeout
+            tries = 1 + sum(1 for at in (200.0, 600.0, 1400.0, 3000.0) if at < timeout_ms)
+            if self._probe_rng.random() >= (1.0 - loss ** tries) ** 4:
+                return True
+        return delay_ms + wait_ms >= timeout_ms
 
     def _probe_timeout_error(self, pod: Pod, probe: Mapping[str, Any]) -> str:
         port, timeout = probe.get("port"), f"{probe.get('timeoutSeconds', 1)}s"
@@ -559,7 +571,7 @@ class Cluster:
     def _probe_error(self, pod: Pod, probe: Mapping[str, Any]) -> str:
         port = probe.get("port")
         if port == pod.listen_port and pod.deployment not in self.down_listeners \
-                and self._probe_timed_out(pod, probe):
+                and self._timed_out.get(pod.name, False):
             return self._probe_timeout_error(pod, probe)
         if probe.get("type") == "http" and port == pod.listen_port and pod.deployment not in self.down_listeners:
             return 'HTTP probe failed with statuscode: 404'

@@ -124,6 +124,7 @@ class Twin:
                                self.servers, self.down_datastores)
         self.cluster.probe_delays = lambda pod: (self.chaos.pod_delay_ms(pod.deployment),
                                                  self.runtime.run_queue_wait_ms(pod))
+        self.cluster.probe_loss = lambda pod: self.chaos.pod_loss(pod.deployment)
         n_users = self.spec.load.users if users is None else int(users)
         self.load = LoadGenerator(self.spec.load, self.seed, n_users, WARMUP_START)
         self._sample_rng = rng_for(self.seed, "sample")
