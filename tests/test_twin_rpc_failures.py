@@ -10,6 +10,7 @@ import pytest
 
 from pytest_marathon.backends import create_backend
 from pytest_marathon.twin.engine import Twin
+from pytest_marathon.twin.errors import RpcError
 
 
 @pytest.fixture
@@ -265,3 +266,13 @@ def test_unknown_service_texts_follow_the_serving_language(twin: Twin) -> None:
     twin.advance_to(240.0)
     assert any("code = Unimplemented desc = The server does not implement the method "
                "/hipstershop.CurrencyService/GetSupportedCurrencies" in m for m in _messages(twin, "frontend"))
+
+
+def test_grpc_js_sends_an_error_code_outside_the_table_as_is() -> None:
+    """grpc-js serverErrorToStatus (packages/grpc-js/src/server-call.ts) uses any integer `code` of
+    the error as the status; paymentservice's CreditCardError has code 400
+    (src/paymentservice/charge.js), which grpc-go prints as Code(400) (codes/code_string.go)."""
+    err = RpcError(400, "Credit card info is invalid")
+    assert str(err) == "rpc error: code = Code(400) desc = Credit card info is invalid"
+    assert err.status_number == 400
+    assert RpcError(14, "x").code == "UNAVAILABLE"

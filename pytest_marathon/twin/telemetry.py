@@ -16,7 +16,7 @@ from typing import Any
 
 from pytest_marathon.backends.base import SliSample
 from pytest_marathon.tsdb import STALE_NAN, Series, SeriesStore, is_stale, label_key
-from pytest_marathon.twin.errors import GRPC_CODES
+from pytest_marathon.twin.errors import code_number
 
 SECONDS_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0)
 MS_BUCKETS = (2.0, 4.0, 6.0, 8.0, 10.0, 50.0, 100.0, 200.0, 400.0, 800.0, 1000.0, 1400.0, 2000.0, 5000.0, 10000.0, 15000.0)
@@ -70,10 +70,10 @@ class Telemetry:
         self._log_counts[key] = self._log_counts.get(key, 0.0) + 1.0
 
     def server(self, service: str, method: str, code: str, seconds: float, weight: float) -> None:
-        _hist(self._server, (service, method, str(GRPC_CODES[code])), SECONDS_BUCKETS).observe(seconds, weight)
+        _hist(self._server, (service, method, str(code_number(code))), SECONDS_BUCKETS).observe(seconds, weight)
 
     def client(self, service: str, peer: str, method: str, code: str, seconds: float, weight: float) -> None:
-        _hist(self._client, (service, peer, method, str(GRPC_CODES[code])), SECONDS_BUCKETS).observe(seconds, weight)
+        _hist(self._client, (service, peer, method, str(code_number(code))), SECONDS_BUCKETS).observe(seconds, weight)
 
     def http(self, service: str, route: str, method: str, status: int, seconds: float, weight: float) -> None:
         _hist(self._http, (service, route, method, str(status)), SECONDS_BUCKETS).observe(seconds, weight)
