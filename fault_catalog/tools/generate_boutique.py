@@ -73,6 +73,12 @@ DIAL_TEXTS = {
     "python": {"nxdomain": "DNS resolution failed", "blackhole": "Timeout occurred"},
     "redis": {"nxdomain": "Name or service not known", "blackhole": "ConnectTimeout"},
 }
+# checkoutservice/main.go prepOrderItems: `failed to get product #%q`, `failed to convert price of
+# %q to %s`, without the failed call's error.
+CHECKOUT_BARE = {
+    "productcatalogservice": "failed to get product #",
+    "currencyservice": "failed to convert price of",
+}
 # What a service prints when it stops at start for an empty address (upstream main()).
 STARTUP_CHECKED = {
     "frontend": 'environment variable "{var}" not set',
@@ -298,8 +304,14 @@ def configuration(w: Writer, app: dict[str, Any]) -> None:
 
             dashed = host.replace("service", "-service") if "service" in host else f"{host}-primary"
             # recommendationservice passes call errors up without logging; its caller logs them
-            emitter = "frontend" if caller == "recommendationservice" else caller
+            # checkoutservice logs nothing when an order fails (upstream PlaceOrder returns the
+            # error): the frontend logs it, wrapped
+            emitter = "frontend" if caller in ("recommendationservice", "checkoutservice") else caller
             texts = DIAL_TEXTS["redis" if store else deps[caller].get("language", "go")]
+            if caller == "checkoutservice" and host in CHECKOUT_BARE:
+                # these steps of PlaceOrder return their own error without the call's cause
+                texts = {"nxdomain": CHECKOUT_BARE[host], "blackhole": CHECKOUT_BARE[host],
+                         "unimplemented": CHECKOUT_BARE[host]}
             w.entry(
                 f"cfg-host-{caller}-{short}",
                 {
@@ -353,7 +365,7 @@ def configuration(w: Writer, app: dict[str, Any]) -> None:
                     f"cfg-pasted-{caller}-{short}",
                     {
                         **base(pasted, "UNIMPLEMENTED"),
-                        "log": {"service": emitter, "message": "Unimplemented"},
+                        "log": {"service": emitter, "message": texts.get("unimplemented", "Unimplemented")},
                         "change_cause": f"Sync {var} with the service address list",
                         "injection": {"env": {var: pasted}},
                         "recovery": f"Restore {var}={value}",

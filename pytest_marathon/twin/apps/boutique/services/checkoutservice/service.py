@@ -33,7 +33,7 @@ def call(ctx, env_name, method, request, describe):
     try:
         return ctx.call(ctx.env(env_name), method, request)
     except ctx.RpcError as err:
-        raise CheckoutError("INTERNAL", f"{describe}: {rpc_text(err)}")
+        raise CheckoutError(*wrapped(describe, err))
 
 
 def convert(ctx, price, currency, describe):
@@ -121,3 +121,22 @@ def init(ctx):
     for name in REQUIRED_ADDRESSES:
         if not ctx.env(name, ""):
             raise Exception(f"environment variable \"{name}\" not set")
+
+
+# How PlaceOrder words each failed step (main.go): most wrap the call's error; the product and
+# price steps of prepOrderItems return their own text alone; a failed shipment is Unavailable.
+BARE_STEPS = ("failed to prepare order: failed to get product #",
+              "failed to prepare order: failed to convert price of ")
+WORDING = {
+    "failed to convert shipping cost to currency":
+        ("INTERNAL", "failed to convert shipping cost to currency: failed to convert currency: {err}"),
+    "shipping error: failed to ship order": ("UNAVAILABLE", "shipping error: shipment failed: {err}"),
+}
+
+
+def wrapped(describe, err):
+    """(code, message) of the error PlaceOrder returns when the step `describe` failed with `err`."""
+    if describe.startswith(BARE_STEPS):
+        return "INTERNAL", describe
+    code, text = WORDING.get(describe, ("INTERNAL", describe + ": {err}"))
+    return code, text.format(err=rpc_text(err))

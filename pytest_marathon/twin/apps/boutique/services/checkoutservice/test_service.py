@@ -55,4 +55,8 @@ def test_money_add_carries_nanos():
 
 
 def ctx_error():
-    return TestContext.RpcError("UNAVAILABLE", "no healthy upstream")
+    return TestContext.RpcError("UNAVAILABLE", DOWN)
+
+
+# how grpc-go reports a Service with no ready endpoint (kube-proxy refuses the connection)
+DOWN = ('connection error: desc = "transport: Error while dialing: dial tcp 10.12.0.12:7070: connect: connection refused"')
