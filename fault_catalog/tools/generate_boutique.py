@@ -700,7 +700,7 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
             f"Packet loss to {svc}",
             # TCP resends what is lost (calls are late, not reset); the kubelet's probes lose
             # their 1 s race often enough to restart the container
-            log=(svc, "context deadline exceeded"),
+            log=(svc, "probe failed: timeout"),
             signature=[f"-> {address_of(app, svc)}", "connection refused"],
             artifact=f"network:{svc}",
             remedy="none",
@@ -716,10 +716,7 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
             # recommendationservice passes call errors up; the frontend logs them
             # no deadline: the call hangs until the load generator gives up (60 s) and the
             # request's context is cancelled
-            log=(
-                "frontend" if caller == "recommendationservice" else caller,
-                "context canceled" if caller != "recommendationservice" else "Cancelled",
-            ),
+            log=("frontend" if caller == "recommendationservice" else caller, "context canceled"),
             signature=[f"{caller} -> {address_of(app, callee)}", "anceled" if caller != "recommendationservice" else "Cancelled"],
             artifact=f"network:{callee}",
             remedy="none",
