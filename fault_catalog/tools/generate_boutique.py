@@ -730,7 +730,7 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
         "redis-cart",
         "redis-cart outage",
         log=("cartservice", "UnableToConnect"),
-        signature=["UnableToConnect on redis-cart:6379/", "connection refused"],
+        signature=["UnableToConnect on redis-cart:6379/", "Connection refused"],
         artifact="pod:redis-cart",
         remedy="none",
     )
