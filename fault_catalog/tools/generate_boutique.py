@@ -429,11 +429,12 @@ def configuration(w: Writer, app: dict[str, Any]) -> None:
                     "mechanism": "change",
                     "target": svc,
                     "culprits": [svc],
-                    # the new pod is throttled every CFS period: its handlers wait seconds
-                    "probe": probe_for(svc, [svc, "slow"]),
+                    # the new pod is throttled every CFS period: its handlers wait seconds, the
+                    # kubelet's 1 s probes time out, and the rollout never completes
+                    "probe": {"kind": "deployment_ready", "deployment": svc},
                     "artifact": f"limits:{svc}/cpu",
                     "aliases": [],
-                    "log": {"service": caller_of(callers, svc), "message": "context deadline exceeded"},
+                    "log": {"service": svc, "message": "probe failed: timeout"},
                     "change_cause": f"Trim the {svc} CPU limit to {cut} to fit the smaller node pool",
                     # the API server rejects a limit under the request, so the slip is in both
                     "injection": {"resources": {"requests.cpu": cut, "limits.cpu": cut}},
