@@ -73,6 +73,15 @@ DIAL_TEXTS = {
     "python": {"nxdomain": "DNS resolution failed", "blackhole": "Timeout occurred"},
     "redis": {"nxdomain": "Name or service not known", "blackhole": "ConnectTimeout"},
 }
+# The order in which main() checks its addresses (mustMapEnv calls; recommendation_server.py).
+STARTUP_ORDER = {
+    "frontend": ("PRODUCT_CATALOG_SERVICE_ADDR", "CURRENCY_SERVICE_ADDR", "CART_SERVICE_ADDR",
+                 "RECOMMENDATION_SERVICE_ADDR", "CHECKOUT_SERVICE_ADDR", "SHIPPING_SERVICE_ADDR",
+                 "AD_SERVICE_ADDR"),
+    "checkoutservice": ("SHIPPING_SERVICE_ADDR", "PRODUCT_CATALOG_SERVICE_ADDR", "CART_SERVICE_ADDR",
+                        "CURRENCY_SERVICE_ADDR", "EMAIL_SERVICE_ADDR", "PAYMENT_SERVICE_ADDR"),
+    "recommendationservice": ("PRODUCT_CATALOG_SERVICE_ADDR",),
+}
 # checkoutservice/main.go prepOrderItems: `failed to get product #%q`, `failed to convert price of
 # %q to %s`, without the failed call's error.
 CHECKOUT_BARE = {
@@ -509,6 +518,14 @@ def deployment(w: Writer, app: dict[str, Any]) -> None:
         if sibling == "frontend":
             sibling = names[(names.index(svc) + 2) % len(names)]
         caller = callers.get(svc, [("frontend", "")])[0][0]
+        probe = probe_for(svc, [f"-> {address_of(app, svc)}", "UNIMPLEMENTED"])
+        log = {"service": caller, "message": "Unimplemented"}
+        missing = [v for v in STARTUP_ORDER.get(sibling, ()) if v not in deps[svc].get("env", {})]
+        if missing:
+            # the sibling's main() wants addresses this manifest does not set: it stops at start,
+            # the new pod crash-loops and the old one keeps serving
+            probe = {"kind": "deployment_ready", "deployment": svc}
+            log = {"service": svc, "message": STARTUP_CHECKED[sibling].format(var=missing[0])}
         w.entry(
             f"dep-wrong-image-{svc}",
             {
@@ -516,10 +533,10 @@ def deployment(w: Writer, app: dict[str, Any]) -> None:
                 "mechanism": "change",
                 "target": svc,
                 "culprits": [svc],
-                "probe": probe_for(svc, [f"-> {address_of(app, svc)}", "UNIMPLEMENTED"]),
+                "probe": probe,
                 "artifact": f"image:{svc}",
                 "aliases": [],
-                "log": {"service": caller, "message": "Unimplemented"},
+                "log": log,
                 "change_cause": f"Bump {svc} to the v0.10.6 release image",
                 "injection": {"image": deps[sibling]["image"]},
                 "recovery": f"Restore the image {deps[svc]['image']}",
