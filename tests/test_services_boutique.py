@@ -69,7 +69,7 @@ class Router:
         router = self
 
         class Ctx(TestContext):
-            def call(self, addr, method, request):
+            def call(self, addr, method, request, timeout_ms=None):
                 host = addr.split(":")[0]
                 return router.instances[host].handle(method, router.ctx(host), request)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import math
 
 import pytest
 
@@ -133,9 +134,11 @@ def test_network_delay_and_partition(twin: Twin) -> None:
     twin.chaos_stop(delay)
     twin.chaos_start("partition", "checkoutservice", peer="paymentservice")
     twin.advance_to(600.0)
-    # checkoutservice returns the failure without logging it (main.go PlaceOrder); the frontend's
-    # renderHTTPError logs the wrapped chain
-    assert twin.logs(service="frontend", level="error", contains="failed to complete the order", limit=1)
+    # no call has a deadline (upstream checkoutservice calls with the request's context): the
+    # charge hangs until the load generator gives up and Go cancels the request's context;
+    # checkoutservice returns the failure unlogged, the frontend's renderHTTPError logs the chain
+    assert twin.logs(service="frontend", level="error", contains="context canceled", limit=1)
+    assert not twin.logs(contains="deadline", limit=1)
     assert twin.probe({"kind": "request", "route": "/"})
 
 
@@ -143,7 +146,8 @@ def test_cpu_hog_throttles(twin: Twin) -> None:
     twin.chaos_start("cpu_hog", "currencyservice", cores=2.0)
     twin.advance_to(120.0)
     throttled = [s for s in twin.store.series("container_cpu_cfs_throttled_periods_total") if s.labels["pod"].startswith("currencyservice-")]
-    assert throttled[0].values[-1] > throttled[0].values[0]
+    counted = [v for v in throttled[0].values if not math.isnan(v)]
+    assert max(counted) > counted[0]
 
 
 def test_node_failure_evicts_and_reschedules_after_300s(twin: Twin) -> None:
@@ -183,7 +187,7 @@ def test_chaos_bad_input(twin: Twin) -> None:
         twin.chaos_stop("chaos-9999")
 
 
-PARTITION_SIGNATURE = ["frontend -> cartservice:7070:", "deadline exceeded"]
+PARTITION_SIGNATURE = ["frontend -> cartservice:7070:", "context canceled"]
 
 
 def test_signature_probe_answers_for_its_own_fault_only(twin: Twin) -> None:
@@ -254,7 +258,7 @@ def test_a_call_loop_is_cut_off_like_an_expired_deadline(twin: Twin) -> None:
 
 def test_repeated_pod_kill_keeps_the_service_flapping_until_a_second_replica(twin: Twin) -> None:
     kills = twin.chaos_start("pod_kill", "currencyservice", count=1, interval=60)
-    signature = {"kind": "request", "route": "/", "signature": ["-> currencyservice:7000", "no healthy upstream"]}
+    signature = {"kind": "request", "route": "/", "signature": ["-> currencyservice:7000", "connection refused"]}
     samples = []
     for t in range(15, 301, 15):
         twin.advance_to(float(t))

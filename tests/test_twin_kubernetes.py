@@ -238,7 +238,11 @@ def test_initial_replica_sets_date_from_when_the_manifests_were_applied(twin: Tw
 def _cpu_per_scrape(limit: str) -> list[float]:
     backend = create_backend("boutique", seed=3)
     backend.advance_to(0.0)
-    backend.release("currencyservice", resources={"limits.cpu": limit}, change_cause="cap cpu")
+    # probes with room to answer: a starved container would otherwise fail its 1 s probes and be
+    # restarted, and this measures the quota alone
+    patient = {kind: {"type": "grpc", "port": 7000, "periodSeconds": 10, "failureThreshold": 3, "timeoutSeconds": 60}
+               for kind in ("readiness", "liveness")}
+    backend.release("currencyservice", resources={"limits.cpu": limit}, probes=patient, change_cause="cap cpu")
     backend.advance_to(60.0)
     backend.chaos_start("cpu_hog", "currencyservice", cores=1.0)
     backend.advance_to(180.0)

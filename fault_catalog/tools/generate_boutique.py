@@ -71,6 +71,28 @@ RPC_PROBE = {
 # the product and cart pages - src/frontend/handlers.go "not critical" -, the confirmation email
 # after an order): a wrong address to them is not an observable fault.
 TOLERATED = {"adservice", "emailservice", "recommendationservice"}
+# How each client library words a failed name lookup and a dial nothing answers (a ClusterIP port
+# the Service does not define is blackholed by kube-proxy); see pytest_marathon/twin/rpctexts.py.
+DIAL_TEXTS = {
+    "go": {"nxdomain": "produced zero addresses", "blackhole": "i/o timeout"},
+    "python": {"nxdomain": "DNS resolution failed", "blackhole": "Timeout occurred"},
+    "redis": {"nxdomain": "Name or service not known", "blackhole": "ConnectTimeout"},
+}
+# The order in which main() checks its addresses (mustMapEnv calls; recommendation_server.py).
+STARTUP_ORDER = {
+    "frontend": ("PRODUCT_CATALOG_SERVICE_ADDR", "CURRENCY_SERVICE_ADDR", "CART_SERVICE_ADDR",
+                 "RECOMMENDATION_SERVICE_ADDR", "CHECKOUT_SERVICE_ADDR", "SHIPPING_SERVICE_ADDR",
+                 "AD_SERVICE_ADDR"),
+    "checkoutservice": ("SHIPPING_SERVICE_ADDR", "PRODUCT_CATALOG_SERVICE_ADDR", "CART_SERVICE_ADDR",
+                        "CURRENCY_SERVICE_ADDR", "EMAIL_SERVICE_ADDR", "PAYMENT_SERVICE_ADDR"),
+    "recommendationservice": ("PRODUCT_CATALOG_SERVICE_ADDR",),
+}
+# What a service prints when it stops at start for an empty address (upstream main()).
+STARTUP_CHECKED = {
+    "frontend": 'environment variable "{var}" not set',
+    "checkoutservice": 'environment variable "{var}" not set',
+    "recommendationservice": "{var} environment variable not set",
+}
 # Busiest request paths, where packet loss and a partition show at the entry point. Not
 # paymentservice: only checkouts reach it and checkoutservice returns the failed charge unlogged,
 # so its losses stay under admission's screening rates.
@@ -86,7 +108,10 @@ PARTITIONS = [
     ("checkoutservice", "paymentservice"),
     ("recommendationservice", "productcatalogservice"),
 ]
-# Pairs whose callee has other callers, so the delay is on one path only.
+# Pairs whose callee has other callers, so the delay is on one path only. Without deadlines on
+# the shop's calls a delay on one path only slows pages (no error, no restart), which admission's
+# screening does not accept: not generated.
+WITH_PAIR_LATENCY = False
 LATENCY_PAIRS = [
     ("frontend", "productcatalogservice"),
     ("checkoutservice", "currencyservice"),
@@ -316,11 +341,12 @@ def configuration(w: Writer, app: dict[str, Any]) -> None:
 
             dashed = host.replace("service", "-service") if "service" in host else f"{host}-primary"
             emitter = reporter(caller, host)
+            texts = DIAL_TEXTS["redis" if store else deps[caller].get("language", "go")]
             w.entry(
                 f"cfg-host-{caller}-{short}",
                 {
                     **base(f"{dashed}:{port}"),
-                    "log": {"service": emitter, "message": reported(caller, host, "no such host")},
+                    "log": {"service": emitter, "message": reported(caller, host, texts["nxdomain"])},
                     "change_cause": f"Point {var} at the {dashed} alias from the service naming cleanup",
                     "injection": {"env": {var: f"{dashed}:{port}{suffix}"}},
                     "recovery": f"Restore {var}={value}",
@@ -331,22 +357,23 @@ def configuration(w: Writer, app: dict[str, Any]) -> None:
                 f"cfg-port-{caller}-{short}",
                 {
                     **base(f"{host}:{int(port) + 1}"),
-                    "log": {"service": emitter, "message": reported(caller, host, "connection refused")},
+                    "log": {"service": emitter, "message": reported(caller, host, texts["blackhole"])},
                     "change_cause": f"Use the new {host} port in {var}",
                     "injection": {"env": {var: f"{host}:{int(port) + 1}{suffix}"}},
                     "recovery": f"Restore {var}={value}",
                     "remedy": rollback(caller),
                 },
             )
-            if (
-                caller in ("frontend", "checkoutservice", "cartservice")
-                or host == "productcatalogservice"
-            ):
+            # an empty address stops the process at start (mustMapEnv in frontend and checkout,
+            # recommendationservice's __main__); the new pod crash-loops while the old one serves.
+            # cartservice without REDIS_ADDR silently keeps carts in memory: no symptom.
+            if caller in STARTUP_CHECKED:
                 w.entry(
                     f"cfg-cleared-{caller}-{short}",
                     {
                         **base(""),
-                        "log": {"service": emitter, "message": reported(caller, host, "missing port in address")},
+                        "probe": {"kind": "deployment_ready", "deployment": caller},
+                        "log": {"service": caller, "message": STARTUP_CHECKED[caller].format(var=var)},
                         "change_cause": f"Move {var} to the shared service defaults",
                         "injection": {"env": {var: ""}},
                         "recovery": f"Restore {var}={value}",
@@ -368,7 +395,7 @@ def configuration(w: Writer, app: dict[str, Any]) -> None:
                     f"cfg-pasted-{caller}-{short}",
                     {
                         **base(pasted, "UNIMPLEMENTED"),
-                        "log": {"service": emitter, "message": reported(caller, host, "Unimplemented")},
+                        "log": {"service": emitter, "message": reported(caller, host, texts.get("unimplemented", "Unimplemented"))},
                         "change_cause": f"Sync {var} with the service address list",
                         "injection": {"env": {var: pasted}},
                         "recovery": f"Restore {var}={value}",
@@ -395,7 +422,7 @@ def configuration(w: Writer, app: dict[str, Any]) -> None:
                     "probe": probe_for(svc, [f"-> {address_of(app, svc)}", "connection refused"]),
                     "artifact": f"env:{svc}/PORT",
                     "aliases": [f"probe:{svc}/readiness"],
-                    "log": {"service": reporter(caller, svc), "message": "connection refused"},
+                    "log": {"service": reporter(caller, svc), "message": reported(caller, svc, "connection refused")},
                     "change_cause": f"Serve {svc} on {port + 10} to free {port} for the metrics sidecar",
                     "injection": {"env": {"PORT": str(port + 10)}, "probes": new_probes},
                     "recovery": f"Restore PORT={port} and the probes on {port}",
@@ -432,11 +459,12 @@ def configuration(w: Writer, app: dict[str, Any]) -> None:
                     "mechanism": "change",
                     "target": svc,
                     "culprits": [svc],
-                    # the new pod is throttled every CFS period: its handlers wait seconds
-                    "probe": probe_for(svc, [svc, "slow"]),
+                    # the new pod is throttled every CFS period: its handlers wait seconds, the
+                    # kubelet's 1 s probes time out, and the rollout never completes
+                    "probe": {"kind": "deployment_ready", "deployment": svc},
                     "artifact": f"limits:{svc}/cpu",
                     "aliases": [],
-                    "log": {"service": reporter(caller_of(callers, svc), svc), "message": "context deadline exceeded"},
+                    "log": {"service": svc, "message": "probe failed: timeout"},
                     "change_cause": f"Trim the {svc} CPU limit to {cut} to fit the smaller node pool",
                     # the API server rejects a limit under the request, so the slip is in both
                     "injection": {"resources": {"requests.cpu": cut, "limits.cpu": cut}},
@@ -511,6 +539,14 @@ def deployment(w: Writer, app: dict[str, Any]) -> None:
         if sibling == "frontend":
             sibling = names[(names.index(svc) + 2) % len(names)]
         caller = callers.get(svc, [("frontend", "")])[0][0]
+        probe = probe_for(svc, [f"-> {address_of(app, svc)}", "UNIMPLEMENTED"])
+        log = {"service": reporter(caller, svc), "message": reported(caller, svc, "Unimplemented")}
+        missing = [v for v in STARTUP_ORDER.get(sibling, ()) if v not in deps[svc].get("env", {})]
+        if missing:
+            # the sibling's main() wants addresses this manifest does not set: it stops at start,
+            # the new pod crash-loops and the old one keeps serving
+            probe = {"kind": "deployment_ready", "deployment": svc}
+            log = {"service": svc, "message": STARTUP_CHECKED[sibling].format(var=missing[0])}
         w.entry(
             f"dep-wrong-image-{svc}",
             {
@@ -518,10 +554,10 @@ def deployment(w: Writer, app: dict[str, Any]) -> None:
                 "mechanism": "change",
                 "target": svc,
                 "culprits": [svc],
-                "probe": probe_for(svc, [f"-> {address_of(app, svc)}", "UNIMPLEMENTED"]),
+                "probe": probe,
                 "artifact": f"image:{svc}",
                 "aliases": [],
-                "log": {"service": reporter(caller, svc), "message": "Unimplemented"},
+                "log": log,
                 "change_cause": f"Bump {svc} to the v0.10.6 release image",
                 "injection": {"image": deps[sibling]["image"]},
                 "recovery": f"Restore the image {deps[svc]['image']}",
@@ -543,10 +579,10 @@ def missing_image_tag(w: Writer, app: dict[str, Any], svc: str, caller: str) -> 
             "mechanism": "change",
             "target": svc,
             "culprits": [svc],
-            "probe": probe_for(svc, [f"-> {address_of(app, svc)}", "no healthy upstream"]),
+            "probe": probe_for(svc, [f"-> {address_of(app, svc)}", "connection refused"]),
             "artifact": f"image:{svc}",
             "aliases": [],
-            "log": {"service": reporter(caller, svc), "message": "no healthy upstream"},
+            "log": {"service": reporter(caller, svc), "message": reported(caller, svc, "connection refused")},
             "change_cause": f"Release {svc} {next_patch(tag)}; switch to Recreate so two versions never serve at once",
             "injection": {"image": f"{repo}:{next_patch(tag)}", "strategy": {"type": "Recreate"}},
             "recovery": f"Roll back to the image {image}",
@@ -561,7 +597,8 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
     services = [n for n, d in sorted(deps.items()) if d.get("kind") != "datastore"]
 
     def unreachable(svc: str) -> list[str]:
-        return [f"-> {address_of(app, svc)}", "no healthy upstream"]
+        # a Service with no ready endpoint: kube-proxy's REJECT rule refuses the connection
+        return [f"-> {address_of(app, svc)}", "connection refused"]
 
     def add(
         entry_id: str,
@@ -605,7 +642,7 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
                 "pod_kill",
                 svc,
                 f"Kill {svc} pods",
-                log=(reporter(caller_of(callers, svc), svc), "no healthy upstream"),
+                log=(reporter(caller_of(callers, svc), svc), reported(caller_of(callers, svc), svc, "connection refused")),
                 signature=unreachable(svc),
                 # the remedy corrects the single replica the kills exploit
                 artifact=f"replicas:{svc}",
@@ -641,7 +678,9 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
                 "cpu_hog",
                 svc,
                 f"CPU hog in {svc}",
-                log=(reporter(caller_of(callers, svc), svc), "context deadline exceeded"),
+                # throttled at its limit, the kubelet's health rpc waits behind the hog's backlog
+                # longer than the probe's 1 s timeout (pkg/probe/grpc/grpc.go)
+                log=(svc, "health rpc did not complete"),
                 # throttled at its limit, every handler of svc waits behind the hog's backlog
                 signature=[svc, "slow"],
                 # the remedy raises the limit the hog saturates
@@ -660,7 +699,9 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
             "network_delay",
             svc,
             f"{svc} answers slowly",
-            log=(reporter(caller_of(callers, svc), svc), "context deadline exceeded"),
+            # no call waits with a deadline, but the kubelet's probes cross the delayed interface
+            # too and fail after their 1 s timeout
+            log=(svc, "context deadline exceeded"),
             # the slow hop is the call into svc, or svc's own handler when its own calls are slow
             signature=[svc, "slow"],
             artifact=f"pod:{svc}",
@@ -668,7 +709,7 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
             remedy="none",
             delay_ms=4000,
         )
-    for caller, callee in LATENCY_PAIRS:
+    for caller, callee in LATENCY_PAIRS if WITH_PAIR_LATENCY else ():
         add(
             f"net-latency-{caller}-{callee}",
             "database-network",
@@ -696,8 +737,10 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
             "network_loss",
             svc,
             f"Packet loss to {svc}",
-            log=(reporter(caller_of(callers, svc), svc), "connection reset by peer"),
-            signature=[f"-> {address_of(app, svc)}", "connection reset by peer"],
+            # TCP resends what is lost (calls are late, not reset); the kubelet's probes lose
+            # their 1 s race often enough to restart the container
+            log=(svc, "probe failed: timeout"),
+            signature=[f"-> {address_of(app, svc)}", "connection refused"],
             artifact=f"network:{svc}",
             remedy="none",
             loss=0.6,
@@ -709,8 +752,10 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
             "partition",
             callee,
             f"Partition between {caller} and {callee}",
-            log=(reporter(caller, callee), "context deadline exceeded"),
-            signature=[f"{caller} -> {address_of(app, callee)}", "deadline exceeded"],
+            # no deadline: the call hangs until the load generator gives up (60 s) and the
+            # request's context is cancelled; the service that logs it is the one upstream's does
+            log=(reporter(caller, callee), reported(caller, callee, "context canceled")),
+            signature=[f"{caller} -> {address_of(app, callee)}", "anceled" if caller != "recommendationservice" else "Cancelled"],
             artifact=f"network:{callee}",
             remedy="none",
             culprits=[callee],
@@ -723,7 +768,7 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
         "redis-cart",
         "redis-cart outage",
         log=("cartservice", "UnableToConnect"),
-        signature=["UnableToConnect on redis-cart:6379/", "connection refused"],
+        signature=["UnableToConnect on redis-cart:6379/", "Connection refused"],
         artifact="pod:redis-cart",
         remedy="none",
     )
@@ -751,7 +796,7 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
             "node_failure",
             svc,
             f"The node hosting {svc} fails",
-            log=(reporter(caller_of(callers, svc), svc), "no healthy upstream"),
+            log=(reporter(caller_of(callers, svc), svc), reported(caller_of(callers, svc), svc, "connection refused")),
             signature=unreachable(svc),
             artifact=f"pod:{svc}",
             aliases=nodes,

@@ -44,7 +44,6 @@ class DeploymentSpec:
     replicas: int
     probes: dict[str, dict[str, Any]]
     base_memory: int
-    call_timeout_ms: float
     methods: dict[str, MethodSpec]
     rpc_service: str = ""
     health_paths: tuple[str, ...] = ()
@@ -298,7 +297,6 @@ def _deployment(r: _Reader, name: str, body: Any) -> DeploymentSpec:
         replicas=r.get(body, "replicas", f"{w}.replicas", int, 1),
         probes={k: dict(v) for k, v in probes.items()},
         base_memory=base_memory,
-        call_timeout_ms=float(r.get(body, "call_timeout_ms", f"{w}.call_timeout_ms", (int, float), 3000)),
         methods=methods,
         rpc_service=r.get(body, "rpc_service", f"{w}.rpc_service", str, ""),
         health_paths=tuple(r.get(body, "health_paths", f"{w}.health_paths", list, [])),

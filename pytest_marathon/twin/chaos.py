@@ -59,6 +59,18 @@ class Chaos:
             return NO_EFFECT
         return self._edges.get((src, dst), NO_EFFECT)
 
+    def pod_delay_ms(self, deployment: str) -> float:
+        """Delay on all of a pod's traffic (a network delay with no peer: netem on the pod's own
+        interface, which the kubelet's probes cross too)."""
+        return sum(float(f.params.get("delay_ms", 0.0)) for f in self.active.values()
+                   if f.kind == "network_delay" and f.target == deployment and f.params.get("peer") is None)
+
+    def pod_loss(self, deployment: str) -> float:
+        """Packet loss on all of a pod's traffic (a loss fault with no peer)."""
+        return max((float(f.params.get("loss", 0.0)) for f in self.active.values()
+                    if f.kind == "network_loss" and f.target == deployment and f.params.get("peer") is None),
+                   default=0.0)
+
     def cpu_cores(self, deployment: str) -> float:
         return sum(float(f.params.get("cores", 1.0)) for f in self.active.values()
                    if f.kind == "cpu_hog" and f.target == deployment)

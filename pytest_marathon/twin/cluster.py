@@ -53,8 +53,13 @@ DEFAULT_GRACE_SECONDS = 30
 PULL_BYTES_PER_SECOND = 40e6
 
 
-class ContainerCrash(Exception):
-    """The container process exited while starting (module-level code raised)."""
+class ContainerCrash(Exception):  # noqa: N818 - a container's crash, not an error of the twin
+    """The container process exited while starting (main() panicked, raised or exited); the
+    exit code is the runtime's (a Go panic exits 2, log.Fatalf and an uncaught error 1)."""
+
+    def __init__(self, detail: str, exit_code: int = 1) -> None:
+        super().__init__(detail)
+        self.exit_code = exit_code
 
 
 class ContainerRuntime(Protocol):
@@ -84,6 +89,12 @@ class Cluster:
         # Other controllers acting on the cluster each reconcile, before it (a chaos schedule
         # that keeps killing pods while it lasts).
         self.controllers: list[Callable[[float], None]] = []
+        # (network delay on the pod's own traffic, run-queue wait) in ms, as the kubelet's probe
+        # meets them; the twin's engine wires chaos and CPU throttling in
+        self.probe_delays: Callable[[Pod], tuple[float, float]] = lambda pod: (0.0, 0.0)
+        self.probe_loss: Callable[[Pod], float] = lambda pod: 0.0
+        self._probe_rng = rng_for(seed, "cluster", "probe-loss")
+        self._timed_out: dict[str, bool] = {}  # the last probe of each pod ran out of time
         self._name_rng = rng_for(seed, "cluster", "pod-names")
         self._start_rng = rng_for(seed, "cluster", "pod-start")
         self._ip_counter = 10
@@ -424,7 +435,7 @@ class Cluster:
         try:
             self.runtime.start(pod)
         except ContainerCrash as crash:
-            self.terminate(pod, "Error", 1, now, detail=str(crash))
+            self.terminate(pod, "Error", crash.exit_code, now, detail=str(crash))
             self._restart_unless_backing_off(pod, now)
 
     def _restart_unless_backing_off(self, pod: Pod, now: float) -> None:
@@ -529,13 +540,47 @@ class Cluster:
             return False
         if probe.get("port") != pod.listen_port:
             return False
+        self._timed_out[pod.name] = self._probe_timed_out(pod, probe)
+        if self._timed_out[pod.name]:
+            return False
         if probe.get("type") == "http":
             paths = self.spec.deployments[pod.deployment].health_paths
             return probe.get("path", "/") in paths
         return True
 
+    def _probe_timed_out(self, pod: Pod, probe: Mapping[str, Any]) -> bool:
+        """The kubelet gives every probe `timeoutSeconds` (default 1 s, pkg/apis/core/v1/defaults.go);
+        a pod whose own traffic is delayed, or whose handlers wait in a throttled run queue, answers
+        too late and the probe fails (pkg/probe/grpc/grpc.go, pkg/probe/http/http.go)."""
+        delay_ms, wait_ms = self.probe_delays(pod)
+        timeout_ms = float(probe.get("timeoutSeconds", 1)) * 1000.0
+        loss = self.probe_loss(pod)
+        if loss > 0.0:
+            # a probe is ~4 segments (handshake, request, answer); TCP resends a lost one after
+            # 200 ms, then 400 ms more: three tries fit in a 1 s timeout
+            tries = 1 + sum(1 for at in (200.0, 600.0, 1400.0, 3000.0) if at < timeout_ms)
+            if self._probe_rng.random() >= (1.0 - loss ** tries) ** 4:
+                return True
+        return delay_ms + wait_ms >= timeout_ms
+
+    def _probe_timeout_error(self, pod: Pod, probe: Mapping[str, Any]) -> str:
+        port, timeout = probe.get("port"), f"{probe.get('timeoutSeconds', 1)}s"
+        delay_ms, _wait = self.probe_delays(pod)
+        if probe.get("type") == "grpc":
+            if delay_ms >= float(probe.get("timeoutSeconds", 1)) * 1000.0:
+                # the TCP handshake itself is late: the blocking dial runs out of time
+                return f'timeout: failed to connect service "{pod.ip}:{port}" within {timeout}: context deadline exceeded'
+            return f"timeout: health rpc did not complete within {timeout}"
+        if probe.get("type") == "http":
+            return (f'Get "http://{pod.ip}:{port}{probe.get("path", "/")}": context deadline exceeded '
+                    "(Client.Timeout exceeded while awaiting headers)")
+        return f"dial tcp {pod.ip}:{port}: i/o timeout"
+
     def _probe_error(self, pod: Pod, probe: Mapping[str, Any]) -> str:
         port = probe.get("port")
+        if port == pod.listen_port and pod.deployment not in self.down_listeners \
+                and self._timed_out.get(pod.name, False):
+            return self._probe_timeout_error(pod, probe)
         if probe.get("type") == "http" and port == pod.listen_port and pod.deployment not in self.down_listeners:
             return 'HTTP probe failed with statuscode: 404'
         if probe.get("type") == "grpc":

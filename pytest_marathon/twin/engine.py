@@ -31,6 +31,7 @@ from pytest_marathon.twin.chaos import Chaos
 from pytest_marathon.twin.cluster import Cluster, ContainerCrash
 from pytest_marathon.twin.datastore import RedisServer
 from pytest_marathon.twin.events import EventLog
+from pytest_marathon.twin.langerrors import startup_failure
 from pytest_marathon.twin.load import LoadGenerator
 from pytest_marathon.twin.objects import (
     Pod,
@@ -44,7 +45,7 @@ from pytest_marathon.twin.objects import (
 from pytest_marathon.twin.patching import PatchError, apply_patch
 from pytest_marathon.twin.quantities import QuantityError, parse_cpu, parse_memory
 from pytest_marathon.twin.redis_config import requirepass
-from pytest_marathon.twin.runtime import CallContext, NullSink, Runtime, _Trace
+from pytest_marathon.twin.runtime import CallContext, ContainerExit, NullSink, Runtime, _Trace
 from pytest_marathon.twin.sandbox_errors import SandboxError
 from pytest_marathon.twin.scrape import scrape_cluster
 from pytest_marathon.twin.telemetry import Telemetry
@@ -83,10 +84,17 @@ class _Containers:
         try:
             compiled = twin.registry.compiled(pod.template.image)
             pod.instance = compiled.instantiate(lambda: twin.startup_context(pod))
+        except ContainerExit as exit_:  # log.Fatalf: the message is logged, then os.Exit
+            raise ContainerCrash("exited", exit_.code) from None
         except SandboxError as exc:
             raise ContainerCrash(exc.reason) from None
         except Exception as exc:  # noqa: BLE001 - a crashing main() is an ordinary container failure
-            raise ContainerCrash(f"{type(exc).__name__}: {exc}") from None
+            # the process prints its crash to stderr in its runtime's words, then exits
+            exit_code, lines = startup_failure(dep.language, exc)
+            ctx = twin.startup_context(pod)
+            for line in lines:
+                ctx.log("error", line)
+            raise ContainerCrash(lines[0].split("\n", 1)[0], exit_code) from None
 
     def stop(self, pod: Pod) -> None:
         pod.instance = None
@@ -118,6 +126,9 @@ class Twin:
         self.chaos = Chaos(self.cluster, self.servers, self.down_datastores)
         self.runtime = Runtime(self.spec, self.cluster, rng_for(self.seed, "latency"), self.chaos.edge_effect,
                                self.servers, self.down_datastores)
+        self.cluster.probe_delays = lambda pod: (self.chaos.pod_delay_ms(pod.deployment),
+                                                 self.runtime.run_queue_wait_ms(pod))
+        self.cluster.probe_loss = lambda pod: self.chaos.pod_loss(pod.deployment)
         n_users = self.spec.load.users if users is None else int(users)
         self.load = LoadGenerator(self.spec.load, self.seed, n_users, WARMUP_START)
         self._sample_rng = rng_for(self.seed, "sample")
@@ -165,7 +176,7 @@ class Twin:
                 request_id, trace_id = self._ids(self._request_counter)
                 outcome, trace = runtime.entry(route, request, task.t, request_id, trace_id)
                 self.telemetry.add_trace(trace_id, task.t, route, trace.spans, outcome.status)
-                if outcome.status >= 400:
+                if outcome.failed:
                     failed += 1
                 if outcome.seconds > self.spec.slow_seconds:
                     slow += 1

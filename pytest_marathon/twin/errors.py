@@ -28,24 +28,42 @@ GRPC_CODES: dict[str, int] = {
 
 
 def go_code_name(code: str) -> str:
-    """``DEADLINE_EXCEEDED`` → ``DeadlineExceeded`` (grpc-go's codes.Code.String())."""
+    """``DEADLINE_EXCEEDED`` → ``DeadlineExceeded`` (grpc-go's codes.Code.String(), which prints
+    a number outside the table as ``Code(400)``)."""
+    if code.startswith("Code("):
+        return code
     return "".join(part.capitalize() for part in code.split("_"))
+
+
+def code_number(code: str) -> int:
+    """The status number of a code name, or of ``Code(n)``."""
+    if code.startswith("Code("):
+        return int(code[5:-1])
+    return GRPC_CODES[code]
 
 
 class RpcError(Exception):
     """A failed RPC: ``code`` is the gRPC code name, ``message`` the status description."""
 
-    def __init__(self, code: str, message: str) -> None:
-        code = str(code).upper()
-        if code not in GRPC_CODES or code == "OK":
+    def __init__(self, code: str | int, message: str, *, from_call: bool = False) -> None:
+        if isinstance(code, int) and not isinstance(code, bool):
+            # grpc-js sends any integer `code` of the error a handler passes to its callback as
+            # the status (serverErrorToStatus, packages/grpc-js/src/server-call.ts): upstream
+            # paymentservice's card errors carry code 400
+            names = {number: name for name, number in GRPC_CODES.items()}
+            code = names.get(code, f"Code({code})")
+        code = str(code) if str(code).startswith("Code(") else str(code).upper()
+        if (code not in GRPC_CODES and not code.startswith("Code(")) or code == "OK":
             raise ValueError(f"unknown gRPC error code {code!r}; use one of {', '.join(sorted(GRPC_CODES)[1:])}")
         super().__init__(code, message)
         self.code = code
         self.message = str(message)
+        # raised by a call the service made (not by its own ctx.fail): a client-side error
+        self.from_call = from_call
 
     def __str__(self) -> str:
         return f"rpc error: code = {go_code_name(self.code)} desc = {self.message}"
 
     @property
     def status_number(self) -> int:
-        return GRPC_CODES[self.code]
+        return code_number(self.code)

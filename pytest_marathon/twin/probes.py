@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_marathon.backends.base import BackendError, secret_ref_text
 from pytest_marathon.determinism import rng_for
+from pytest_marathon.twin import rpctexts
 from pytest_marathon.twin.runtime import _Trace
 
 if TYPE_CHECKING:
@@ -119,14 +120,14 @@ def run_probe(twin: Twin, spec: Mapping[str, Any]) -> bool:
         return not twin.logs(service=service, since=twin.now - window, level="error", contains=contains, limit=1)
     signature = _signature(spec)
     runtime = twin.runtime
-    saved = (runtime.sink, runtime.weight, runtime.rng, dict(runtime._round_robin))
+    saved = (runtime.sink, runtime.weight, runtime.rng, dict(runtime._round_robin), runtime.crashes)
     sink = CapturingSink()
-    runtime.sink, runtime.weight = sink, 0.0
+    runtime.sink, runtime.weight, runtime.crashes = sink, 0.0, False
     runtime.rng = rng_for(twin.seed, "probe", f"{twin.now:.3f}")
     try:
         ok = _request_probe(twin, spec) if kind == "request" else _rpc_probe(twin, spec)
     finally:
-        runtime.sink, runtime.weight, runtime.rng, runtime._round_robin = saved
+        runtime.sink, runtime.weight, runtime.rng, runtime._round_robin, runtime.crashes = saved
     return ok or bool(signature) and not _carries(sink, signature)
 
 
@@ -167,7 +168,7 @@ def _request_probe(twin: Twin, spec: Mapping[str, Any]) -> bool:
         outcome, trace = twin.runtime.entry(step, payload, twin.now, "probe", "0" * 32)
         if not trace.spans and outcome.error:
             _probe_span(twin, twin.spec.entry_deployment, f"UNAVAILABLE: {outcome.error}")
-        healthy = healthy and outcome.status < 400 and outcome.seconds <= limit
+        healthy = healthy and not outcome.failed and outcome.seconds <= limit
     return healthy
 
 
@@ -177,7 +178,9 @@ def _rpc_probe(twin: Twin, spec: Mapping[str, Any]) -> bool:
     method = str(spec.get("method"))
     pods = sorted(twin.cluster.ready_pods(dep.name), key=lambda p: p.name)
     if not pods:
-        _probe_span(twin, dep.name, "UNAVAILABLE: no healthy upstream")
+        service = next((s for s in twin.spec.services.values() if s.selector == dep.name), None)
+        where = f"{twin.runtime.cluster_ip(service.name)}:{service.port}" if service else dep.name
+        _probe_span(twin, dep.name, f"UNAVAILABLE: {rpctexts.refused('go', *where.rsplit(':', 1))}")
         return False
     code, message, _response, ms = twin.runtime.serve(
         pods[0], method, dict(spec.get("request") or {}), _Trace("0" * 32, "probe", twin.now), "", 30_000.0)

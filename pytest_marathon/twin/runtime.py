@@ -2,7 +2,17 @@
 
 A user request enters at the frontend's Service and each `ctx.call` resolves its address the way
 a pod would (the caller's env `host:port` → Service → targetPort must equal the port the callee
-listens on → a ready endpoint, round-robin). Failures carry the messages real clients print.
+listens on → a ready endpoint, round-robin). Failures carry the messages the caller's and the
+callee's gRPC libraries print (`rpctexts`); an exception in a handler is reported as the
+service's own runtime reports it, and a Go gRPC server dies of it (`langerrors`).
+
+No call has a deadline unless the calling code sets one (`ctx.call(..., timeout_ms=...)`, as the
+frontend's 100 ms for ads in upstream `src/frontend/rpc.go` `getAd`): Online Boutique's Go code
+passes the HTTP request's context, which carries no deadline, and checkoutservice calls with
+`context.TODO()`. A slow dependency therefore makes pages slow, not failed. The user's client is
+what gives up: the load generator's locust `FastHttpUser` waits 60 s (`network_timeout`,
+locust/contrib/fasthttp.py); Go's net/http then cancels the request's context, so calls still in
+flight fail with `context canceled`.
 Latency adds up along the call path; each pod's own time is stretched by CPU queueing and
 throttling measured over the previous tick. Everything observable goes to a `Sink` (telemetry, or
 nothing for symptom probes).
@@ -16,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from pytest_marathon.twin import langerrors, rpctexts
 from pytest_marathon.twin.appspec import AppSpec
 from pytest_marathon.twin.cluster import Cluster
 from pytest_marathon.twin.datastore import DatastoreClient, RedisServer
@@ -36,14 +47,15 @@ SATURATED_BACKLOG_MS = 8_000.0
 # out the rest of each period it exhausts, even when the container is idle on average; at the
 # 10m floor (1 ms per period) a 2 ms request takes a period longer.
 CFS_PERIOD_MS = 100.0
-ENTRY_DEADLINE_MS = 60_000.0
+# locust FastHttpUser network_timeout (locust 2.43.0, the loadgenerator's requirements.txt)
+LOAD_CLIENT_TIMEOUT_MS = 60_000.0
 # Nested RPC hops one user request may take. Real call graphs are a few hops deep; a service that
 # reaches itself (a misconfigured address, a loop in code) would otherwise recurse until Python's
-# own limit. Past the cap the call fails the way a real loop ends: the deadline runs out.
+# own limit. Past the cap the call hangs the way a real loop does, until the request gives up.
 MAX_CALL_DEPTH = 16
 # RPCs one user request may make in all. A loop that keeps calling another service runs until the
-# request's deadline on a cluster; here every call would also keep a span, so past the cap calls
-# fail at once, as the expired deadline makes them fail there.
+# request gives up on a cluster; here every call would also keep a span, so past the cap the
+# request's remaining time is spent at once and calls fail as the cancelled context makes them.
 MAX_CALLS_PER_REQUEST = 400
 LOG_LEVELS = ("debug", "info", "warning", "error")
 HTTP_STATUS_OF = {"INVALID_ARGUMENT": 400, "NOT_FOUND": 404, "UNAUTHENTICATED": 401, "PERMISSION_DENIED": 403}
@@ -58,6 +70,17 @@ class EdgeEffect:
 
 
 NO_EFFECT = EdgeEffect()
+
+
+@dataclass(frozen=True)
+class DialFailure:
+    """Why no connection can be made: `refused`, `nxdomain` or `timeout` (nothing answers)."""
+
+    kind: str
+    ip: str = ""
+    port: int = 0
+    host: str = ""
+    addr: str = ""
 
 
 class Sink(Protocol):
@@ -85,32 +108,50 @@ class NullSink:
 
 @dataclass
 class Outcome:
-    """What a request did, for the entry point's SLI and for probes."""
+    """What a request did, for the entry point's SLI and for probes. `status` 0: no HTTP
+    response reached the client (refused, connection dropped, or the client timed out)."""
 
     status: int
     seconds: float
     error: str = ""
     response: Any = None
 
+    @property
+    def failed(self) -> bool:
+        return self.status == 0 or self.status >= 400
+
+
+class ContainerExit(Exception):  # noqa: N818 - named after what it does, as `SystemExit`
+    """Raised by service code (`raise ctx.Exit(1)`) for a process that exits on purpose, as
+    logrus `log.Fatalf` does after logging its message."""
+
+    def __init__(self, code: int = 1) -> None:
+        super().__init__(code)
+        self.code = int(code)
+
 
 class CallContext:
     """The `ctx` service code receives; only the contract's members are public."""
 
-    __slots__ = ("_rt", "_pod", "_spec_timeout", "_deadline_ms", "_elapsed_ms", "_work_ms", "_trace",
+    __slots__ = ("_rt", "_pod", "_deadline_ms", "_deadline_set", "_elapsed_ms", "_work_ms", "_trace",
                  "_span_id", "_depth", "now", "request_id")
 
     RpcError = RpcError
+    Exit = ContainerExit
 
-    def __init__(self, rt: Runtime, pod: Pod, trace: _Trace, span_id: str, deadline_ms: float, depth: int = 1) -> None:
+    def __init__(self, rt: Runtime, pod: Pod, trace: _Trace, span_id: str, deadline_ms: float, depth: int = 1,
+                 deadline_set: bool = False) -> None:
         self._rt = rt
         self._depth = depth
         self._pod = pod
         self._trace = trace
         self._span_id = span_id
+        # how long this handler has before its context ends, and whether that end is a deadline
+        # some caller set (DEADLINE_EXCEEDED) or the user's client giving up (Canceled)
         self._deadline_ms = deadline_ms
+        self._deadline_set = deadline_set
         self._elapsed_ms = 0.0
         self._work_ms = 0.0
-        self._spec_timeout = rt.spec.deployments[pod.deployment].call_timeout_ms
         self.now = trace.t
         self.request_id = trace.request_id
 
@@ -136,9 +177,15 @@ class CallContext:
     def fail(self, code: str, message: str) -> None:
         raise RpcError(code, message)
 
-    def call(self, addr: str, method: str, request: Any = None) -> Any:
-        timeout = min(self._spec_timeout, max(0.0, self._deadline_ms - self._elapsed_ms))
-        return self._rt.call(self, str(addr), str(method), request if request is not None else {}, timeout)
+    def call(self, addr: str, method: str, request: Any = None, timeout_ms: float | None = None) -> Any:
+        """One RPC. `timeout_ms` is a deadline the calling code sets (Go's context.WithTimeout);
+        without it the call inherits only this handler's own deadline, if any."""
+        remaining = max(0.0, self._deadline_ms - self._elapsed_ms)
+        limit, is_deadline = remaining, self._deadline_set
+        if timeout_ms is not None and float(timeout_ms) < remaining:
+            limit, is_deadline = max(0.0, float(timeout_ms)), True
+        return self._rt.call(self, str(addr), str(method), request if request is not None else {}, limit,
+                             is_deadline)
 
     def datastore(self, addr: str, password: str | None = None) -> DatastoreClient:
         """Connects (and authenticates) now, as a redis client's connect does; commands reconnect.
@@ -160,9 +207,10 @@ class CallContext:
 class _Trace:
     """One user request's spans (kept only when the sink records)."""
 
-    __slots__ = ("trace_id", "request_id", "t", "spans", "_next", "calls")
+    __slots__ = ("trace_id", "request_id", "t", "spans", "_next", "calls", "dropped")
 
     def __init__(self, trace_id: str, request_id: str, t: float) -> None:
+        self.dropped = False  # the entry handler panicked: net/http closed the connection
         self.trace_id = trace_id
         self.request_id = request_id
         self.t = t
@@ -193,6 +241,8 @@ class Runtime:
         self.down_datastores = down_datastores
         self.sink: Sink = NullSink()
         self.weight = 1.0
+        # False while a symptom probe runs: probes watch, they never end a container's process
+        self.crashes = True
         self._round_robin: dict[str, int] = {}
         self._cluster_ips = {name: f"10.12.{i // 250}.{i % 250 + 10}" for i, name in enumerate(spec.services)}
 
@@ -207,52 +257,80 @@ class Runtime:
         route_spec = spec.deployments[spec.entry_deployment].methods[route]
         pod = self._pick(svc.selector)
         if pod is None or pod.listen_port != svc.target_port:
-            seconds = 0.001
-            self.sink.http(spec.entry_deployment, route_spec.path, route_spec.http_method, 503, seconds, self.weight)
-            return Outcome(503, seconds, "no healthy upstream"), trace
-        code, message, response, ms = self.serve(pod, route, request, trace, "", ENTRY_DEADLINE_MS)
+            # kube-proxy rejects a connection to a Service with no ready endpoint (or the pod
+            # resets it): the client gets no HTTP response and the server records nothing
+            return Outcome(0, 0.001, f"dial tcp {self.cluster_ip(svc.name)}:{svc.port}: connect: connection refused"), trace
+        code, message, response, ms = self.serve(pod, route, request, trace, "", LOAD_CLIENT_TIMEOUT_MS)
         status = 200
         if code != "OK":
             status = HTTP_STATUS_OF.get(code, 500)
         elif isinstance(response, dict) and isinstance(response.get("status"), int):
             status = response["status"]
         seconds = ms / 1000.0
-        self.sink.http(spec.entry_deployment, route_spec.path, route_spec.http_method, status, seconds, self.weight)
+        if not trace.dropped:
+            # otelhttp records the request after the handler returns; a panicking one records nothing
+            self.sink.http(spec.entry_deployment, route_spec.path, route_spec.http_method, status, seconds, self.weight)
+        if trace.dropped:
+            return Outcome(0, seconds, "EOF"), trace
+        if ms >= LOAD_CLIENT_TIMEOUT_MS:
+            return Outcome(0, LOAD_CLIENT_TIMEOUT_MS / 1000.0, "timed out"), trace
         return Outcome(status, seconds, message if status >= 500 else "", response), trace
 
     # --- server side -------------------------------------------------------------------------------
     def serve(
-        self, pod: Pod, method: str, request: Any, trace: _Trace, parent: str, deadline_ms: float, depth: int = 1
+        self, pod: Pod, method: str, request: Any, trace: _Trace, parent: str, deadline_ms: float, depth: int = 1,
+        deadline_set: bool = False, client: str = "go", called: str = "",
     ) -> tuple[str, str, Any, float]:
         """Run one handler in `pod` at call depth `depth` (1 = entry); returns (code, message,
-        response, elapsed ms)."""
+        response, elapsed ms). `client` is the caller's language (it words a dropped connection),
+        `called` the gRPC service the caller asked for (a pod may serve another one)."""
         dep = self.spec.deployments[pod.deployment]
         span_id = trace.new_span_id()
-        ctx = CallContext(self, pod, trace, span_id, deadline_ms, depth)
+        ctx = CallContext(self, pod, trace, span_id, deadline_ms, depth, deadline_set)
         code, message, response = "OK", "", None
+        hung = False
         try:
             response = pod.instance.handle(method, ctx, request)
         except RpcError as err:
             code, message = err.code, err.message
-            if dep.language == "csharp":
+            if err.from_call and dep.language in ("python", "java"):
+                # a client error escaping the handler is just an exception to grpcio and grpc-java
+                code, message = self._handler_failure(pod, dep, method, err, trace, ctx, client)
+            elif dep.language == "csharp":
                 ctx.log("info", _aspnetcore_status_log(code, message))
         except SandboxLimit as limit:
-            code, message = limit.grpc_code, f"{method}: {limit.reason}"
-            ctx.log("error", f"{method} aborted: {limit.reason}")
+            if limit.kind == "steps":
+                # a handler that never returns: the caller waits until its context ends
+                hung = True
+                code, message = "DEADLINE_EXCEEDED" if deadline_set else "CANCELLED", ""
+            elif limit.kind == "allocation":
+                code, message = "UNAVAILABLE", rpctexts.server_died(client)
+                self._exit(pod, "OOMKilled", 137, trace.t, "allocation beyond the memory limit")
+            else:
+                code, message = self._handler_failure(pod, dep, method, RecursionError(limit.reason), trace, ctx,
+                                                     client)
         except UnknownMethod:
-            code, message = "UNIMPLEMENTED", f"unknown method {method} for service {dep.rpc_service or dep.name}"
+            # the pod may run another service's image: that image's gRPC library answers
+            image = self._image_spec(pod) or dep
+            served = image.rpc_service or image.name
+            code = "UNIMPLEMENTED"
+            message = rpctexts.unimplemented(image.language, called or dep.rpc_service or served, method, served)
         except SandboxError as refusal:
             code, message = "INTERNAL", f"{method}: {refusal.reason}"
             ctx.log("error", f"{method} refused by the runtime: {refusal.reason}")
-        except Exception as exc:  # noqa: BLE001 - service code may raise anything; gRPC reports UNKNOWN
-            code, message = "UNKNOWN", f"{type(exc).__name__}: {exc}"
-            ctx.log("error", _crash_log(dep.language, method, exc))
+        except ContainerExit as exit_:
+            code, message = "UNAVAILABLE", rpctexts.server_died(client)
+            self._exit(pod, "Error", exit_.code, trace.t, "exited")
+        except Exception as exc:  # noqa: BLE001 - service code may raise anything; its runtime reports it
+            code, message = self._handler_failure(pod, dep, method, exc, trace, ctx, client)
         method_spec = dep.methods.get(method)
         own_ms = (method_spec.base_ms if method_spec else 0.5) + ctx._work_ms
         pod.cpu_demand += own_ms / 1000.0 * self.weight
         own_ms = (own_ms * self._queue_factor(pod) + self._throttled_wait_ms(pod)
                   + self._quota_wait_ms(pod, own_ms)) * math.exp(self.rng.gauss(0.0, 0.25))
         total_ms = own_ms + ctx._elapsed_ms
+        if hung:
+            total_ms = max(total_ms, deadline_ms)
         seconds = total_ms / 1000.0
         if dep.kind == "grpc":
             self.sink.server(dep.name, method, code, seconds, self.weight)
@@ -278,6 +356,33 @@ class Runtime:
         )
         return code, message, response, total_ms
 
+    def _handler_failure(self, pod: Pod, dep: Any, method: str, exc: BaseException, trace: _Trace,
+                         ctx: CallContext, client: str) -> tuple[str, str]:
+        """An exception escaped the handler: the service's server framework reports it (and a Go
+        gRPC server dies of it)."""
+        goroutine = 20 + trace.calls * 3 + len(trace.spans)
+        peer = f"10.{12 + goroutine % 3}.{goroutine % 250}.{goroutine % 200 + 2}:{40000 + goroutine * 7 % 20000}"
+        failure = langerrors.handler_failure(dep.language, dep.kind, method, exc, goroutine=goroutine, peer=peer)
+        for level, line in failure.logs:
+            ctx.log(level, line)
+        if failure.no_response:
+            trace.dropped = True
+        if failure.exit_code is not None:
+            self._exit(pod, "Error", failure.exit_code, trace.t, failure.logs[0][1].split("\n", 1)[0])
+            return failure.code, rpctexts.server_died(client)
+        return failure.code, failure.description
+
+    def _image_spec(self, pod: Pod) -> Any:
+        """The deployment whose image (repository) the pod runs, if it is one of the app's."""
+        repo = pod.template.image.rsplit(":", 1)[0]
+        return next((d for d in self.spec.deployments.values() if d.image.rsplit(":", 1)[0] == repo), None)
+
+    def _exit(self, pod: Pod, reason: str, exit_code: int, t: float, detail: str) -> None:
+        """The container's process ended while serving; the kubelet restarts it at its next sync
+        (back-off rules in `Cluster.terminate`). Probes only watch: they never end a process."""
+        if self.crashes and pod.running:
+            self.cluster.terminate(pod, reason, exit_code, t, detail=detail)
+
     def _span(self, trace: _Trace, span: dict[str, Any]) -> None:
         trace.spans.append(span)
         self.sink.span(span, self.weight)
@@ -295,42 +400,55 @@ class Runtime:
             return 0.0
         return (math.ceil(cpu_ms / quota_ms) - 1) * (CFS_PERIOD_MS - quota_ms)
 
+    def run_queue_wait_ms(self, pod: Pod) -> float:
+        """What a cheap request (a health check) waits before it runs, at the pod's last load."""
+        return self._throttled_wait_ms(pod)
+
     def _throttled_wait_ms(self, pod: Pod) -> float:
         """The backlog a request waits behind in a throttled container (none below the limit)."""
         u = pod.utilisation
         return SATURATED_BACKLOG_MS * (1.0 - 1.0 / u) if u > 1.0 else 0.0
 
     # --- client side -------------------------------------------------------------------------------
-    def call(self, ctx: CallContext, addr: str, method: str, request: Any, timeout_ms: float) -> Any:
+    def call(self, ctx: CallContext, addr: str, method: str, request: Any, limit_ms: float,
+             is_deadline: bool = False) -> Any:
+        """One RPC from `ctx`'s pod. `limit_ms` is how long the call may take before its context
+        ends: a deadline (DEADLINE_EXCEEDED) or the request's cancellation (Canceled)."""
         caller = ctx._pod
+        client = self.spec.deployments[caller.deployment].language
         ctx._trace.calls += 1
-        if ctx._trace.calls > MAX_CALLS_PER_REQUEST:
-            ctx._elapsed_ms += timeout_ms
-            raise RpcError("DEADLINE_EXCEEDED", "context deadline exceeded")
-        peer, pod, error = self.resolve(caller, addr)
+        ended = ("DEADLINE_EXCEEDED", rpctexts.deadline(client)) if is_deadline else \
+            ("CANCELLED", rpctexts.canceled(client))
+        if ctx._trace.calls > MAX_CALLS_PER_REQUEST or limit_ms <= 0.0:
+            ctx._elapsed_ms += max(0.0, limit_ms)
+            raise RpcError(*ended, from_call=True)
+        peer, pod, failure = self.resolve(caller, addr)
         span_id = ctx._trace.new_span_id()
         code, message, response, ms = "OK", "", None, NETWORK_MS
-        if error is not None:
-            code, message = "UNAVAILABLE", error
+        if failure is not None:
+            code, message, ms = self._dial_failure(client, failure, limit_ms, ended)
         elif ctx._depth >= MAX_CALL_DEPTH:
-            code, message, ms = "DEADLINE_EXCEEDED", "context deadline exceeded", timeout_ms
+            (code, message), ms = ended, limit_ms
         else:
             effect = self.edge_effect(caller.deployment, pod.deployment)
             ms += effect.delay_ms
             if effect.partitioned:
-                code, message, ms = "DEADLINE_EXCEEDED", "context deadline exceeded", timeout_ms
+                # packets vanish on an open connection; nothing ends the call but its context
+                (code, message), ms = ended, limit_ms
             elif effect.loss and self.rng.random() < effect.loss:
-                if self.rng.random() < 0.5:
-                    code, message = "UNAVAILABLE", f"read tcp {caller.ip}:{40000 + int(self.rng.random() * 20000)}->{pod.ip}:{pod.listen_port}: read: connection reset by peer"
-                else:
-                    ms += 1000.0
+                # TCP retransmits a lost segment after the retransmission timeout (200 ms minimum,
+                # doubling); the call is late, not failed
+                ms += 200.0 * (2 ** int(self.rng.random() * 3))
             if code == "OK":
-                remaining = timeout_ms - ms
-                code, message, response, callee_ms = self.serve(pod, method, request, ctx._trace, span_id, remaining,
-                                                                ctx._depth + 1)
+                remaining = limit_ms - ms
+                rpc_service = self.spec.deployments[pod.deployment].rpc_service
+                called = self.spec.deployments[peer].rpc_service if peer in self.spec.deployments else rpc_service
+                code, message, response, callee_ms = self.serve(
+                    pod, method, request, ctx._trace, span_id, remaining, ctx._depth + 1, is_deadline,
+                    client=client, called=called)
                 ms += callee_ms
-                if ms > timeout_ms:
-                    code, message, response, ms = "DEADLINE_EXCEEDED", "context deadline exceeded", None, timeout_ms
+                if ms >= limit_ms:
+                    (code, message), response, ms = ended, None, limit_ms
         ctx._elapsed_ms += ms
         seconds = ms / 1000.0
         self.sink.client(caller.deployment, peer, method, code, seconds, self.weight)
@@ -353,14 +471,28 @@ class Runtime:
             },
         )
         if code != "OK":
-            raise RpcError(code, message)
+            raise RpcError(code, message, from_call=True)
         return response
 
-    def resolve(self, caller: Pod, addr: str) -> tuple[str, Pod | None, str | None]:
-        """(peer deployment or unresolved host, chosen pod, error message)."""
+    @staticmethod
+    def _dial_failure(client: str, failure: DialFailure, limit_ms: float,
+                      ended: tuple[str, str]) -> tuple[str, str, float]:
+        """(code, message, ms) of a call whose connection cannot be made."""
+        if failure.kind == "refused":
+            return "UNAVAILABLE", rpctexts.refused(client, failure.ip, failure.port), NETWORK_MS
+        if failure.kind == "nxdomain":
+            return "UNAVAILABLE", rpctexts.no_such_host(client, failure.host, failure.addr), 0.05
+        # nothing answers the SYN: the dial waits out grpc's connect timeout, or the call's context
+        if limit_ms <= rpctexts.CONNECT_TIMEOUT_MS:
+            return ended[0], ended[1], limit_ms
+        return "UNAVAILABLE", rpctexts.dial_timeout(client, failure.ip, failure.port), rpctexts.CONNECT_TIMEOUT_MS
+
+    def resolve(self, caller: Pod, addr: str) -> tuple[str, Pod | None, DialFailure | None]:
+        """(peer deployment or unresolved host, chosen pod, why no connection can be made)."""
         host, sep, port_text = addr.rpartition(":")
         if not sep or not host:
-            return addr, None, f"dial tcp: address {addr}: missing port in address"
+            # no port: grpc's DNS resolver and redis clients dial their default port
+            host, port_text = addr, "443"
         service_name = host
         for suffix in CLUSTER_SUFFIXES:
             if service_name.endswith(suffix):
@@ -369,23 +501,27 @@ class Runtime:
         if service_name.endswith(ns_suffix):
             service_name = service_name[: -len(ns_suffix)]
         svc = self.spec.services.get(service_name)
-        if svc is None:
-            return host, None, f"dial tcp: lookup {host}: no such host"
+        if svc is None or not host:
+            return host, None, DialFailure("nxdomain", host=host, addr=addr)
+        ip = self.cluster_ip(svc.name)
         try:
             port = int(port_text)
         except ValueError:
-            return svc.selector, None, f"dial tcp: address {addr}: invalid port"
+            return svc.selector, None, DialFailure("nxdomain", host=host, addr=addr)
         if port != svc.port:
-            return svc.selector, None, f"dial tcp {self.cluster_ip(svc.name)}:{port}: connect: connection refused"
+            # iptables kube-proxy has no rule for a port the Service does not define: the SYN to
+            # the ClusterIP is dropped and the dial hangs (kubernetes/kubernetes#22952)
+            return svc.selector, None, DialFailure("timeout", ip=ip, port=port)
         pod = self._pick(svc.selector)
         if pod is None:
-            return svc.selector, None, "no healthy upstream"
+            # a Service with no ready endpoint: kube-proxy's REJECT rule refuses the connection
+            return svc.selector, None, DialFailure("refused", ip=ip, port=port)
         if not self.cluster.nodes[pod.node].ready:
             # the endpoint is still listed until the node-monitor grace period runs out, but
             # nothing answers on the dead node
-            return svc.selector, None, f"dial tcp {pod.ip}:{svc.target_port}: i/o timeout"
+            return svc.selector, None, DialFailure("timeout", ip=ip, port=port)
         if pod.listen_port != svc.target_port:
-            return svc.selector, None, f"dial tcp {pod.ip}:{svc.target_port}: connect: connection refused"
+            return svc.selector, None, DialFailure("refused", ip=ip, port=port)
         return svc.selector, pod, None
 
     def _pick(self, deployment: str) -> Pod | None:
@@ -397,13 +533,18 @@ class Runtime:
         return ready[turn % len(ready)]
 
     def connect_datastore(self, caller: Pod, addr: str) -> tuple[RedisServer, float]:
-        peer, pod, error = self.resolve(caller, addr)
-        if error is None and (pod.deployment in self.down_datastores or pod.name not in self.servers):
-            error = "connect: connection refused"
-        if error is None:
-            effect = self.edge_effect(caller.deployment, pod.deployment)
-            if effect.partitioned:
-                error = "timeout"
+        """A redis connection from `caller`. StackExchange.Redis (cartservice) reports a failed
+        connect as `UnableToConnect on <endpoint>/Interactive`, followed by the socket error .NET
+        gives on Linux."""
+        peer, pod, failure = self.resolve(caller, addr)
+        error = None
+        if failure is not None:
+            error = {"refused": "Connection refused", "nxdomain": "Name or service not known"}.get(
+                failure.kind, "ConnectTimeout")
+        elif pod.deployment in self.down_datastores or pod.name not in self.servers:
+            error = "Connection refused"
+        elif self.edge_effect(caller.deployment, pod.deployment).partitioned:
+            error = "ConnectTimeout"
         if error is not None:
             raise RpcError(
                 "UNAVAILABLE",
@@ -421,17 +562,3 @@ def _aspnetcore_status_log(code: str, message: str) -> str:
     C# service's failures show in its own log even where its code logs nothing."""
     status = "".join(part.capitalize() for part in code.split("_"))
     return f"Error status code '{status}' with detail '{message}' raised."
-
-
-def _crash_log(language: str, method: str, exc: Exception) -> str:
-    """How each runtime reports an unhandled exception in a handler."""
-    text = f"{type(exc).__name__}: {exc}"
-    if language == "go":
-        return f"panic: {exc} [recovered] in {method}"
-    if language == "nodejs":
-        return f"{method} request failed: Error: {exc}"
-    if language == "csharp":
-        return f"Unhandled exception in {method}: System.Exception: {exc}"
-    if language == "java":
-        return f"Exception in {method}: java.lang.RuntimeException: {exc}"
-    return f"Exception in {method}: {text}"

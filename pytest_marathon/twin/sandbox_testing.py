@@ -67,6 +67,14 @@ class InMemoryDatastore:
         return sum(1 for name in names if target.pop(name, None) is not None)
 
 
+class TestExit(Exception):  # noqa: N818 - mirrors the twin's ``ctx.Exit``
+    """``raise ctx.Exit(code)``: the process exits on purpose (after log.Fatalf)."""
+
+    def __init__(self, code: int = 1) -> None:
+        super().__init__(code)
+        self.code = code
+
+
 class TestContext:
     """A ``ctx`` for unit tests.
 
@@ -77,6 +85,7 @@ class TestContext:
 
     __test__ = False
     RpcError = TestRpcError
+    Exit = TestExit
 
     def __init__(self, env: dict[str, str] | None = None,
                  responses: dict[str, Any] | None = None, flags: dict[str, Any] | None = None,
@@ -100,8 +109,8 @@ class TestContext:
     def flag(self, name: str, default: Any = None) -> Any:
         return self.flags.get(name, default)
 
-    def call(self, addr: str, method: str, request: Any) -> Any:
-        self.calls.append({"addr": addr, "method": method, "request": request})
+    def call(self, addr: str, method: str, request: Any, timeout_ms: float | None = None) -> Any:
+        self.calls.append({"addr": addr, "method": method, "request": request, "timeout_ms": timeout_ms})
         if method not in self.responses:
             raise TestRpcError("UNAVAILABLE", f"no canned response for {method}")
         canned = self.responses[method]

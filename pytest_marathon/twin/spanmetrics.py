@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_marathon.twin.errors import GRPC_CODES
+from pytest_marathon.twin.errors import GRPC_CODES, code_number
 
 #: Span attributes the shipped connector config lists under `dimensions`, in config order.
 DIMENSIONS = ("rpc.grpc.status_code", "server.address", "http.request.method", "http.response.status_code")
@@ -55,9 +55,12 @@ def is_grpc_name(name: str) -> bool:
 
 
 def grpc_code(span: dict[str, Any]) -> str:
-    """The span's gRPC status name: the prefix of its status message, OK when it has none."""
+    """The span's gRPC status name: the prefix of its status message, OK when it has none.
+    A status outside gRPC's table reads `Code(n)` (grpc-js sends a handler's numeric code as is)."""
     prefix = str(span.get("status_message") or "").split(":", 1)[0]
-    return prefix if prefix in GRPC_CODES else "OK"
+    if prefix in GRPC_CODES or (prefix.startswith("Code(") and prefix[5:-1].isdigit()):
+        return prefix
+    return "OK"
 
 
 def grpc_labels(span: dict[str, Any]) -> SeriesKey:
@@ -66,7 +69,7 @@ def grpc_labels(span: dict[str, Any]) -> SeriesKey:
     client = span["kind"] == "SPAN_KIND_CLIENT"
     code = grpc_code(span)
     error = code != "OK" and (client or code in SERVER_ERROR_CODES)
-    attrs = {"rpc.grpc.status_code": str(GRPC_CODES[code])}
+    attrs = {"rpc.grpc.status_code": str(code_number(code))}
     if client:
         attrs["server.address"] = _host(str(span.get("peer") or ""))
     return _labels(service, str(span.get("name") or ""), str(span["kind"]), error, attrs)

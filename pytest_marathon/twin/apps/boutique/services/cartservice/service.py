@@ -26,7 +26,10 @@ def storage_error(ctx, err):
 
 
 def open_store(ctx):
+    """Connect to redis (no REDIS_ADDR: the in-memory store); failures are FailedPrecondition."""
     try:
+        if not ctx.env("REDIS_ADDR", ""):
+            return MEMORY_STORE
         return ctx.datastore(ctx.env("REDIS_ADDR"))  # a StackExchange.Redis configuration string
     except ctx.RpcError as err:
         storage_error(ctx, err)
@@ -88,3 +91,26 @@ def EmptyCart(ctx, request):
     store = open_store(ctx)
     save_cart(ctx, store, user_id, {"user_id": "", "items": []})
     return {}
+
+
+class MemoryStore:
+    """AddDistributedMemoryCache: the carts live in this process only."""
+
+    def __init__(self):
+        self.hashes = {}
+
+    def hget(self, key, field):
+        return self.hashes.get(key, {}).get(field)
+
+    def hset(self, key, field, value):
+        self.hashes.setdefault(key, {})[field] = value
+
+
+MEMORY_STORE = MemoryStore()
+
+
+def init(ctx):
+    """Startup.ConfigureServices: without REDIS_ADDR the carts are kept in memory."""
+    if not ctx.env("REDIS_ADDR", ""):
+        ctx.log("info", "Redis cache host(hostname+port) was not specified. "
+                        "Starting a cart service using in memory store")

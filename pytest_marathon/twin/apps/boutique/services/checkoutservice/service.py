@@ -116,3 +116,15 @@ def PlaceOrder(ctx, request):
     except ctx.RpcError as err:
         ctx.log("warning", f"failed to send order confirmation to \"{email}\": {rpc_text(err)}")
     return {"order": order}
+
+
+REQUIRED_ADDRESSES = ("SHIPPING_SERVICE_ADDR", "PRODUCT_CATALOG_SERVICE_ADDR", "CART_SERVICE_ADDR",
+                      "CURRENCY_SERVICE_ADDR", "EMAIL_SERVICE_ADDR", "PAYMENT_SERVICE_ADDR")
+
+
+def init(ctx):
+    """main(): mustMapEnv panics on an address that is not set, before the server listens."""
+    for name in REQUIRED_ADDRESSES:
+        if not ctx.env(name, ""):
+            raise Exception(f"environment variable \"{name}\" not set")
+

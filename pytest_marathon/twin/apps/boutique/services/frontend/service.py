@@ -34,9 +34,9 @@ def rpc_text(err):
     return f"rpc error: code = {GO_CODES.get(err.code, err.code)} desc = {err.message}"
 
 
-def backend(ctx, env_name, method, request, describe):
+def backend(ctx, env_name, method, request, describe, timeout_ms=None):
     try:
-        return ctx.call(ctx.env(env_name), method, request)
+        return ctx.call(ctx.env(env_name), method, request, timeout_ms=timeout_ms)
     except ctx.RpcError as err:
         raise BackendError(joined(describe, rpc_text(err)))
 
@@ -105,7 +105,7 @@ def ads(ctx, context_keys):
     """Ads are best effort: a failure is logged and the page renders without them."""
     try:
         return backend(ctx, "AD_SERVICE_ADDR", "GetAds", {"context_keys": context_keys},
-                       "failed to get ads").get("ads", [])
+                       "failed to get ads", timeout_ms=AD_TIMEOUT_MS).get("ads", [])
     except BackendError as exc:
         ctx.log("warning", joined("failed to retrieve ads", exc.message))
         return []
@@ -290,3 +290,16 @@ def set_currency(ctx, request):
         return unprocessable(ctx, problems)
     return {"status": 302, "location": request.get("referer") or "/",
             "set_cookie": {"shop_currency": currency}}
+
+
+AD_TIMEOUT_MS = 100  # getAd's context.WithTimeout: the only deadline the shop sets on a call
+REQUIRED_ADDRESSES = ("PRODUCT_CATALOG_SERVICE_ADDR", "CURRENCY_SERVICE_ADDR", "CART_SERVICE_ADDR",
+                      "RECOMMENDATION_SERVICE_ADDR", "CHECKOUT_SERVICE_ADDR", "SHIPPING_SERVICE_ADDR",
+                      "AD_SERVICE_ADDR")
+
+
+def init(ctx):
+    """main(): mustMapEnv panics on an address that is not set, before the server listens."""
+    for name in REQUIRED_ADDRESSES:
+        if not ctx.env(name, ""):
+            raise Exception(f"environment variable \"{name}\" not set")

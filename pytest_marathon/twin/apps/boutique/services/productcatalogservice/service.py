@@ -59,3 +59,47 @@ def SearchProducts(ctx, request):
     results = [to_message(product) for product in CATALOG
                if query in product["name"].lower() or query in product["description"].lower()]
     return {"results": results}
+
+
+DURATION_UNITS = ("ns", "us", "\u00b5s", "\u03bcs", "ms", "s", "m", "h")
+DIGITS = "0123456789"
+
+
+def leading_run(text, allowed):
+    end = 0
+    while end < len(text) and text[end] in allowed:
+        end += 1
+    return text[:end]
+
+
+def duration_error(text):
+    """Why Go's time.ParseDuration rejects `text` (its error text), or "" when it parses."""
+    quoted = json.dumps(text, ensure_ascii=False)
+    rest = text[1:] if text[:1] in ("+", "-") else text
+    if rest == "0":
+        return ""
+    if not rest:
+        return f"time: invalid duration {quoted}"
+    while rest:
+        number = leading_run(rest, DIGITS + ".")
+        if number.count(".") > 1 or not any(c in DIGITS for c in number):
+            return f"time: invalid duration {quoted}"
+        rest = rest[len(number):]
+        unit = ""
+        while rest[len(unit):len(unit) + 1] and rest[len(unit)] not in DIGITS + ".":
+            unit += rest[len(unit)]
+        if not unit:
+            return f"time: missing unit in duration {quoted}"
+        if unit not in DURATION_UNITS:
+            return f"time: unknown unit {json.dumps(unit, ensure_ascii=False)} in duration {quoted}"
+        rest = rest[len(unit):]
+    return ""
+
+
+def init(ctx):
+    """main(): a malformed EXTRA_LATENCY is fatal (log.Fatalf prints the zero duration, 0s)."""
+    raw = ctx.env("EXTRA_LATENCY", "")
+    problem = duration_error(raw) if raw else ""
+    if problem:
+        ctx.log("error", f"failed to parse EXTRA_LATENCY (0s) as time.Duration: {problem}")
+        raise ctx.Exit(1)

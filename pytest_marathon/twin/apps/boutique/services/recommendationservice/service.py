@@ -22,3 +22,9 @@ def ListRecommendations(ctx, request):
     chosen = shuffled(filtered, f"{ctx.request_id}:{request.get('user_id', '')}")[:count]
     ctx.log("info", f"[Recv ListRecommendations] product_ids={chosen}")
     return {"product_ids": chosen}
+
+
+def init(ctx):
+    """__main__: the server does not start without the catalog's address."""
+    if not ctx.env("PRODUCT_CATALOG_SERVICE_ADDR", ""):
+        raise Exception("PRODUCT_CATALOG_SERVICE_ADDR environment variable not set")

@@ -1,0 +1,86 @@
+"""The status texts a gRPC call fails with, as the caller's and the callee's gRPC libraries word them.
+
+The Online Boutique's gRPC clients are grpc-go (frontend, checkoutservice) and grpcio, the Python
+wrapper of gRPC C-core (recommendationservice). Connection failures are worded by the client's
+library; an unknown service or method by the server's. Texts are verbatim from:
+
+* grpc-go v1.82.0 (the version in upstream ``src/frontend/go.mod``): ``ConnectionError.Error``
+  (``connection error: desc = %q``) and ``transport: Error while dialing: %v`` in
+  ``internal/transport``; ``name resolver error: produced zero addresses`` in
+  ``balancer/pickfirst/pickfirst.go`` (the DNS resolver drops NXDOMAIN, ``handleDNSError`` in
+  ``internal/resolver/dns/dns_resolver.go``, so the balancer sees zero addresses);
+  ``error reading from server: EOF`` in ``http2_client.go``; ``unknown service %v`` and
+  ``unknown method %v for service %v`` in ``server.go``.
+* gRPC C-core (grpcio): ``failed to connect to all addresses; last error: UNKNOWN: ipv4:IP:PORT:
+  Failed to connect to remote host: connect: Connection refused (111)``; the c-ares resolver's
+  ``DNS resolution failed for HOST:PORT: C-ares status is not ARES_SUCCESS qtype=A name=HOST
+  is_balancer=0: Domain name not found``; ``Method not found!`` (``grpc/_server.py``).
+* grpc-js (``server.ts``): ``The server does not implement the method /SERVICE/METHOD``.
+* ASP.NET Core gRPC (``ServerCallHandlerFactory``): ``Service is unimplemented.``
+* grpc-java (``ServerImpl``): ``Method not found: SERVICE/METHOD``.
+
+Go's net package prints the dialled address, which is the Service's ClusterIP and port (the DNS
+answer for ``name:port``), not the pod behind it.
+"""
+
+from __future__ import annotations
+
+# grpc-go's default minimum connect timeout (clientconn.go `minConnectTimeout`); a dial nothing
+# answers (a blackholed ClusterIP port, a dead node) fails after it.
+CONNECT_TIMEOUT_MS = 20_000.0
+
+
+def _go_dial(detail: str) -> str:
+    return f'connection error: desc = "transport: Error while dialing: {detail}"'
+
+
+def refused(client: str, ip: str, port: int) -> str:
+    if client == "python":
+        return (f"failed to connect to all addresses; last error: UNKNOWN: ipv4:{ip}:{port}: "
+                "Failed to connect to remote host: connect: Connection refused (111)")
+    return _go_dial(f"dial tcp {ip}:{port}: connect: connection refused")
+
+
+def dial_timeout(client: str, ip: str, port: int) -> str:
+    if client == "python":
+        return (f"failed to connect to all addresses; last error: UNKNOWN: ipv4:{ip}:{port}: "
+                "Failed to connect to remote host: Timeout occurred: FD Shutdown")
+    return _go_dial(f"dial tcp {ip}:{port}: i/o timeout")
+
+
+def no_such_host(client: str, host: str, addr: str) -> str:
+    if client == "python":
+        return (f"DNS resolution failed for {addr}: C-ares status is not ARES_SUCCESS qtype=A "
+                f"name={host} is_balancer=0: Domain name not found")
+    return "name resolver error: produced zero addresses"
+
+
+def server_died(client: str) -> str:
+    if client == "python":
+        return "Socket closed"
+    return "error reading from server: EOF"
+
+
+def deadline(client: str) -> str:
+    return "Deadline Exceeded" if client == "python" else "context deadline exceeded"
+
+
+def canceled(client: str) -> str:
+    return "Cancelled" if client == "python" else "context canceled"
+
+
+def unimplemented(server: str, rpc_service: str, method: str, served: str) -> str:
+    """The callee's answer to a method it does not serve. `served` is the gRPC service the pod
+    actually registers (a sibling's image serves another one)."""
+    full = f"/{rpc_service}/{method}"
+    if server == "go":
+        if served != rpc_service:
+            return f"unknown service {rpc_service}"
+        return f"unknown method {method} for service {rpc_service}"
+    if server == "nodejs":
+        return f"The server does not implement the method {full}"
+    if server == "csharp":
+        return "Service is unimplemented."
+    if server == "java":
+        return f"Method not found: {rpc_service}/{method}"
+    return "Method not found!"
