@@ -269,8 +269,12 @@ def _shipping_mean_ms(cpu: str | None) -> float:
     def totals() -> tuple[float, float]:
         def last(name: str) -> float:
             return sum(next((v for v in reversed(s.values) if not math.isnan(v)), 0.0)
-                       for s in backend.store.series(name) if s.labels["service"] == "shippingservice")
-        return last("rpc_server_call_duration_seconds_sum"), last("rpc_server_call_duration_seconds_count")
+                       for s in backend.store.series(name)
+                       if s.labels.get("service_name") == "shippingservice"
+                       and s.labels.get("span_kind") == "SPAN_KIND_SERVER")
+        # the span-metrics connector's histogram is in milliseconds
+        return (last("traces_span_metrics_duration_milliseconds_sum") / 1000.0,
+                last("traces_span_metrics_duration_milliseconds_count"))
 
     (sum0, n0) = totals()
     backend.advance_to(360.0)
