@@ -56,7 +56,6 @@ def attackers(scenario: str, delta_s: float = DEFAULT_DELTA_S) -> dict[str, Call
         "hindsight-relabel": lambda: HindsightRelabel(file_at=late),
         "hindsight-relabel-early": lambda: HindsightRelabel(file_at=late, relabel=True),
         "noop-repair": NoopRepair,
-        "noop-repair-flag": lambda: NoopRepair(kinds=("flag",)),
         "risk-dilution": RiskDilution,
         "catch-all-scope": CatchAllScope,
         "combined": lambda: Combined(file_at=late),

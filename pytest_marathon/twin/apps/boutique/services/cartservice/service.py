@@ -26,11 +26,8 @@ def storage_error(ctx, err):
 
 
 def open_store(ctx):
-    """Connect to redis (no REDIS_ADDR: the in-memory store); failures are FailedPrecondition."""
-    try:
-        if not ctx.env("REDIS_ADDR", ""):
-            return MEMORY_STORE
-        return ctx.datastore(ctx.env("REDIS_ADDR"))  # a StackExchange.Redis configuration string
+    try:  # REDIS_ADDR is a StackExchange.Redis configuration string; without it, memory
+        return ctx.datastore(ctx.env("REDIS_ADDR")) if ctx.env("REDIS_ADDR", "") else MEMORY_STORE
     except ctx.RpcError as err:
         storage_error(ctx, err)
 
