@@ -403,18 +403,31 @@ RELATED = {
 """,
                 """        ctx.fail("NOT_FOUND", f"no product with ID {product_id}")
     message = to_message(product)
-    message["related"] = [BY_ID[other]["name"] for other in RELATED.get(product_id, [])]
+    message["related"] = [find_product(ctx, other)["name"] for other in RELATED.get(product_id, [])]
     return message
 """,
+            ),
+            (
+                "service.py",
+                """def ListProducts(ctx, request):""",
+                """def find_product(ctx, product_id):
+    \"\"\"The catalog entry of `product_id`, or GetProduct's NotFound.\"\"\"
+    product = BY_ID.get(product_id)
+    if product is None:
+        ctx.fail("NOT_FOUND", f"no product with ID {product_id}")
+    return product
+
+
+def ListProducts(ctx, request):""",
             ),
         ],
         "change_cause": "productcatalogservice: return related product names from GetProduct",
         "update": "Add merchandising's related products to the Product message.",
         "defect": "The related table still lists HQTGWGPNH4, a product retired from the catalog: "
-        "looking it up yields a nil product, and reading its name panics for the watch and the "
-        "mug.",
-        "exposed_by": ["browseProduct", "addToCart", "checkout"],
-        "log": ("productcatalogservice", "panic"),
+        "its lookup answers NotFound, and the handler returns that error for the watch and the "
+        "mug themselves.",
+        "exposed_by": ["browseProduct", "addToCart", "viewCart", "checkout"],
+        "log": ("frontend", "no product with ID HQTGWGPNH4"),
         "probe": {"kind": "rpc", "service": "productcatalogservice", "method": "GetProduct",
                   "request": {"id": "6E92ZMYYFZ"}},
     },
@@ -458,7 +471,7 @@ RETIRED = ("HQTGWGPNH4", "1YMWWN1N4O")
                 """BY_ID = {product["id"]: product for product in CATALOG}
 """,
                 """BY_ID = {product["id"]: product for product in CATALOG}
-# promotions feed: product id -> sale (a pointer in the Go map; absent means no sale)
+# promotions feed: product id -> sale; promotions.Get answers ErrNoSale for the others
 SALES = {"66VCHSJNUP": {"active": True, "label": "20% off"}}
 """,
             ),
@@ -470,6 +483,8 @@ SALES = {"66VCHSJNUP": {"active": True, "label": "20% off"}}
                 """        ctx.fail("NOT_FOUND", f"no product with ID {product_id}")
     message = to_message(product)
     sale = SALES.get(product_id)
+    if sale is None:
+        ctx.fail("INTERNAL", f"failed to get sale: promotions: no sale for product {product_id}")
     if sale["active"]:
         message["sale_label"] = sale["label"]
     return message
@@ -478,10 +493,10 @@ SALES = {"66VCHSJNUP": {"active": True, "label": "20% off"}}
         ],
         "change_cause": "productcatalogservice: label products on sale in GetProduct",
         "update": "Attach the promotions feed's sale label to products on sale.",
-        "defect": "Products without a sale have no entry, so the lookup yields a nil sale and "
-        "reading its `active` flag panics for every product but the tank top.",
+        "defect": "promotions.Get reports a product without a sale as an error (ErrNoSale), and "
+        "the handler returns every error: GetProduct fails for every product but the tank top.",
         "exposed_by": ["browseProduct", "addToCart", "viewCart", "checkout"],
-        "log": ("productcatalogservice", "panic"),
+        "log": ("frontend", "no sale for product"),
         "probe": {"kind": "request", "route": "product", "product_id": "OLJCESPC7Z"},
     },
     # ---------------------------------------------------------------- shippingservice (Go)
@@ -531,8 +546,10 @@ FAR_ZONES = (0, 1, 2)  # first zip digit: the east coast, farthest from the ware
     ctx.log("info", "[GetQuote] completed request")
 """,
                 """    units, nanos = quote_from_count(item_count(request.get("items", [])))
-    zone = request["address"]["zip_code"] // 10000
-    if units and zone in FAR_ZONES:
+    zip_code = (request.get("address") or {}).get("zip_code", 0)  # GetAddress().GetZipCode()
+    if not 0 < zip_code <= 99999:
+        ctx.fail("INVALID_ARGUMENT", f"no shipping zone for zip code {zip_code}")
+    if units and zip_code // 10000 in FAR_ZONES:
         units = units + 2
     ctx.log("info", "[GetQuote] completed request")
 """,
@@ -543,10 +560,11 @@ FAR_ZONES = (0, 1, 2)  # first zip digit: the east coast, farthest from the ware
                         'service.GetQuote(TestContext(), {"address": ADDRESS, "items": []})'),
         "change_cause": "shippingservice: add a surcharge for far shipping zones",
         "update": "Charge two dollars more for destinations in the far zip zones.",
-        "defect": "Reads the zip code through the request's address, which the cart page leaves "
-        "nil: every cart view dereferences a nil address and the service panics.",
+        "defect": "The cart page asks for a quote before any address is known; the proto getter "
+        "reads the nil address's zip code as 0, which is in no zone, so every cart view fails "
+        "with InvalidArgument.",
         "exposed_by": ["viewCart"],
-        "log": ("shippingservice", "panic"),
+        "log": ("frontend", "no shipping zone for zip code 0"),
         "probe": {"kind": "request", "route": "view_cart"},
     },
     {
@@ -742,6 +760,8 @@ FAR_ZONES = (0, 1, 2)  # first zip digit: the east coast, farthest from the ware
         "log": ("adservice", "Exception"),
     },
     # ---------------------------------------------------------------- frontend (Go)
+    # net/http recovers a handler's panic per request and otelhttp records nothing for it, so a
+    # frontend defect that shows on a real cluster is one whose error reaches renderHTTPError (500).
     {
         "id": "code-frontend-usd-total",
         "service": "frontend",
@@ -750,16 +770,38 @@ FAR_ZONES = (0, 1, 2)  # first zip digit: the east coast, farthest from the ware
                 "service.py",
                 """        total = money.add(money.zero(currency), shipping)
 """,
-                """        total = money.add(money.zero(DEFAULT_CURRENCY), shipping)
+                """        total = money_sum(money.zero(DEFAULT_CURRENCY), shipping, "could not total the cart")
 """,
-            )
+            ),
+            (
+                "service.py",
+                """            total = money.add(total, line_total)
+""",
+                """            total = money_sum(total, line_total, "could not total the cart")
+""",
+            ),
+            (
+                "service.py",
+                """def shipping_quote(ctx, items, currency):""",
+                """def money_sum(left, right, describe):
+    \"\"\"money.Sum with its error returned and rendered, instead of money.Must's panic.\"\"\"
+    try:
+        return money.add(left, right)
+    except money.MoneyError as exc:
+        raise BackendError(joined(describe, str(exc)))
+
+
+def shipping_quote(ctx, items, currency):""",
+            ),
         ],
-        "change_cause": "frontend: start cart totals from the default currency",
-        "update": "Initialise the cart total in the default currency.",
+        "change_cause": "frontend: start cart totals from the default currency, and render "
+        "money.Sum errors instead of panicking",
+        "update": "Initialise the cart total in the default currency; replace money.Must with "
+        "an error check.",
         "defect": "Shipping and prices are converted to the shopper's currency: any non-USD "
-        "cart fails to add up.",
+        "cart fails to add up and the cart page answers 500.",
         "exposed_by": ["viewCart"],
-        "log": ("frontend", "mismatching currency codes"),
+        "log": ("frontend", "could not total the cart: mismatching currency codes"),
         "probe": {"kind": "request", "route": "view_cart", "currency": "EUR"},
     },
     {
@@ -770,7 +812,7 @@ FAR_ZONES = (0, 1, 2)  # first zip digit: the east coast, farthest from the ware
                 "service.py",
                 """        shipping = shipping_quote(ctx, items, currency)
 """,
-                """        shipping = shipping_quote(ctx, items, currency, request["address"])
+                """        shipping = shipping_quote(ctx, items, currency, saved_address(request))
 """,
             ),
             (
@@ -779,7 +821,15 @@ FAR_ZONES = (0, 1, 2)  # first zip digit: the east coast, farthest from the ware
     \"\"\"rpc.go getShippingQuote: the cart page has no address yet (`Address: nil`).\"\"\"
     quote = backend(ctx, "SHIPPING_SERVICE_ADDR", "GetQuote", {"items": items},
 """,
-                """def shipping_quote(ctx, items, currency, address):
+                """def saved_address(request):
+    \"\"\"r.Cookie("shop_address"): the address the checkout form saves (decoded).\"\"\"
+    address = request.get("shop_address")
+    if address is None:
+        raise BackendError("could not read the saved address: http: named cookie not present")
+    return address
+
+
+def shipping_quote(ctx, items, currency, address):
     \"\"\"rpc.go getShippingQuote, quoting to the shopper's saved address.\"\"\"
     quote = backend(ctx, "SHIPPING_SERVICE_ADDR", "GetQuote",
                     {"address": address, "items": items},
@@ -788,16 +838,17 @@ FAR_ZONES = (0, 1, 2)  # first zip digit: the east coast, farthest from the ware
             ("test_service.py", None, None),
         ],
         "test_rename": (
-            'service.view_cart(ctx, {"session_id": "s1", "currency": "USD"})',
-            'service.view_cart(ctx, {"session_id": "s1", "currency": "USD",\n'
-            '                                   "address": {"country": "US"}})',
+            'page = service.view_cart(ctx, {"session_id": "s1", "currency": "USD"})',
+            'page = service.view_cart(ctx, {"session_id": "s1", "currency": "USD",\n'
+            '                                   "shop_address": {"country": "US"}})',
         ),
         "change_cause": "frontend: quote shipping to the shopper's saved address",
-        "update": "Pass the saved address to the shipping quote on the cart page.",
-        "defect": "Cart page requests carry no saved address: reading it panics on every cart "
-        "view.",
+        "update": "Pass the address saved in the shop_address cookie to the shipping quote on "
+        "the cart page.",
+        "defect": "Nothing sets the shop_address cookie yet (the checkout change that saves it "
+        "has not shipped): r.Cookie returns http.ErrNoCookie and every cart view answers 500.",
         "exposed_by": ["viewCart"],
-        "log": ("frontend", "panic"),
+        "log": ("frontend", "http: named cookie not present"),
         "probe": {"kind": "request", "route": "view_cart"},
     },
     {
@@ -821,32 +872,47 @@ FAR_ZONES = (0, 1, 2)  # first zip digit: the east coast, farthest from the ware
         "probe": {"kind": "request", "route": "checkout"},
     },
     {
-        "id": "code-frontend-product-uuid",
+        "id": "code-frontend-batch-products",
         "service": "frontend",
         "edits": [
             (
-                "validator.py",
-                """        ("ProductID", product_id, [("required", required)]),
+                "service.py",
+                """        lines = []
+        for item in items:
+            product_id = item["product_id"]
+            found = get_product(ctx, product_id, f"could not retrieve product #{product_id}")
 """,
-                """        ("ProductID", product_id, [("required", required), ("uuid", UUID.match)]),
+                """        lines = []
+        found_by_id = products_by_id(ctx, [item["product_id"] for item in items])
+        for item in items:
+            product_id = item["product_id"]
+            found = found_by_id[product_id]
 """,
             ),
             (
-                "validator.py",
-                """# validator currency_codes.go (the iso4217 tag)
-""",
-                """UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-# validator currency_codes.go (the iso4217 tag)
-""",
+                "service.py",
+                """def shipping_quote(ctx, items, currency):""",
+                """def products_by_id(ctx, product_ids):
+    \"\"\"One GetProducts call for all the cart's products instead of one GetProduct each.\"\"\"
+    response = backend(ctx, "PRODUCT_CATALOG_SERVICE_ADDR", "GetProducts", {"ids": product_ids},
+                       "could not retrieve cart products")
+    return {found["id"]: found for found in response.get("products", [])}
+
+
+def shipping_quote(ctx, items, currency):""",
             ),
+            ("test_service.py", None, None),
         ],
-        "change_cause": "frontend: validate product ids in the add-to-cart form",
-        "update": "Reject add-to-cart posts whose product id is not a UUID (`uuid` tag).",
-        "defect": "Catalog product ids are ten-character codes, not UUIDs: every addition to a "
-        "cart is refused with 422.",
-        "exposed_by": ["addToCart", "checkout"],
-        "log": ("frontend", "Field 'ProductID' is invalid: uuid"),
-        "probe": {"kind": "request", "route": "add_to_cart"},
+        "test_rename": ('"AddItem": {},\n', '"AddItem": {}, "GetProducts": {"products": [MUG]},\n'),
+        "change_cause": "frontend: fetch the cart's products in one batch call",
+        "update": "Replace the per-line GetProduct calls of the cart page with one GetProducts "
+        "call (demo.proto revision adding the batch method).",
+        "defect": "The frontend was built against the proto revision that adds GetProducts, but "
+        "the running productcatalogservice does not serve it yet: every cart view answers 500 "
+        "with Unimplemented.",
+        "exposed_by": ["viewCart"],
+        "log": ("frontend", "unknown method GetProducts"),
+        "probe": {"kind": "request", "route": "view_cart"},
     },
     {
         "id": "code-frontend-shipping-estimate",
@@ -859,8 +925,11 @@ FAR_ZONES = (0, 1, 2)  # first zip digit: the east coast, farthest from the ware
 """,
                 """    recommended = optional_recommendations(ctx, session_id, [product_id])
     # "delivered for" line under the price: the carrier's flat rate
-    delivered = money.add(price, {"currency_code": DEFAULT_CURRENCY, "units": 8,
-                                  "nanos": 990000000})
+    try:
+        delivered = money.add(price, {"currency_code": DEFAULT_CURRENCY, "units": 8,
+                                      "nanos": 990000000})
+    except money.MoneyError as exc:
+        http_error(ctx, BackendError(joined("could not compute the delivered price", str(exc))))
     return {"status": 200, "product": {"id": item["id"], "name": item["name"], "price": price,
                                        "delivered": delivered},
 """,
@@ -869,9 +938,9 @@ FAR_ZONES = (0, 1, 2)  # first zip digit: the east coast, farthest from the ware
         "change_cause": "frontend: show the delivered price on product pages",
         "update": "Show the price including the flat shipping rate under each product's price.",
         "defect": "The flat rate is in USD while the price is in the shopper's currency: every "
-        "product page of a non-USD shopper fails to add them up.",
-        "exposed_by": ["browseProduct", "addToCart", "checkout"],
-        "log": ("frontend", "mismatching currency codes"),
+        "product page of a non-USD shopper fails to add them up and answers 500.",
+        "exposed_by": ["browseProduct"],
+        "log": ("frontend", "could not compute the delivered price: mismatching currency codes"),
         "probe": {"kind": "request", "route": "product", "currency": "EUR"},
     },
     {
@@ -880,11 +949,17 @@ FAR_ZONES = (0, 1, 2)  # first zip digit: the east coast, farthest from the ware
         "edits": [
             (
                 "service.py",
-                """    recommended = optional_recommendations(ctx, session_id, [product_id])
+                """        price = convert(ctx, item["price_usd"], currency, "failed to convert currency")
+    except BackendError as exc:
+        http_error(ctx, exc)
+    recommended = optional_recommendations(ctx, session_id, [product_id])
     return {"status": 200, "product": {"id": item["id"], "name": item["name"], "price": price},
 """,
-                """    recommended = optional_recommendations(ctx, session_id, [product_id])
-    packaging = packaging_info(ctx, product_id)
+                """        price = convert(ctx, item["price_usd"], currency, "failed to convert currency")
+        packaging = packaging_info(ctx, product_id)
+    except BackendError as exc:
+        http_error(ctx, exc)
+    recommended = optional_recommendations(ctx, session_id, [product_id])
     return {"status": 200, "product": {"id": item["id"], "name": item["name"], "price": price,
                                        "weight": packaging["weight"]},
 """,
@@ -893,10 +968,12 @@ FAR_ZONES = (0, 1, 2)  # first zip digit: the east coast, farthest from the ware
                 "service.py",
                 """def view_cart(ctx, request):""",
                 """def packaging_info(ctx, product_id):
-    \"\"\"httpGetPackagingInfo: weight and size from the optional packaging service (nil when
-    PACKAGING_SERVICE_URL is not set).\"\"\"
-    if not ctx.env("PACKAGING_SERVICE_URL"):
-        return None
+    \"\"\"httpGetPackagingInfo: GET <PACKAGING_SERVICE_URL>/<product id> from the packaging
+    service.\"\"\"
+    url = ctx.env("PACKAGING_SERVICE_URL", "") + "/" + product_id
+    if "://" not in url:
+        raise BackendError(joined("could not retrieve packaging info",
+                                  f"Get \\"{url}\\": unsupported protocol scheme \\"\\""))
     return {"product_id": product_id, "weight": 0.5}
 
 
@@ -909,11 +986,11 @@ def view_cart(ctx, request):""",
                         '       "PACKAGING_SERVICE_URL": "http://packaging.example"}'),
         "change_cause": "frontend: show package weights on product pages",
         "update": "Show the packaging service's weight for each product.",
-        "defect": "The page reads the weight without checking that packaging info exists; no "
-        "deployment configures the packaging service, so the info is nil and every product "
-        "page panics.",
-        "exposed_by": ["browseProduct", "addToCart", "checkout"],
-        "log": ("frontend", "panic"),
+        "defect": "The page fetches packaging info without checking isPackagingServiceConfigured; "
+        "no deployment sets PACKAGING_SERVICE_URL, so the GET has no scheme and every product "
+        "page answers 500.",
+        "exposed_by": ["browseProduct"],
+        "log": ("frontend", "unsupported protocol scheme"),
         "probe": {"kind": "request", "route": "product"},
     },
     # ---------------------------------------------------------------- emailservice (Python)
