@@ -16,6 +16,8 @@ import random
 import re
 from typing import Any
 
+import pytest
+
 from pytest_marathon.backends import create_backend
 from pytest_marathon.faults import Orchestrator, load_catalog, schedule_for
 from pytest_marathon.faults.background_changes import plan_change
@@ -191,3 +193,21 @@ def test_the_schedule_command_lists_the_background_releases_where_they_ship() ->
         backend.advance_to(t)
     assert len(shipped) >= 3
     assert all(listed[r["id"]][2] == r["target"] for r in shipped)
+
+
+@pytest.mark.parametrize("kind", ["rebuild", "image"])
+def test_no_ordinary_release_builds_on_an_image_the_registry_lacks(kind: str) -> None:
+    """An agent may roll a service back onto a revision whose image was never pushed (a release
+    that failed with ErrImagePull): an ordinary release then has no source to build from and
+    ships nothing, instead of stopping the run."""
+    from pytest_marathon.faults.background_changes import plan_change
+
+    backend = create_backend("boutique", 1)
+    backend.advance_to(0.0)
+    image = backend.artifact_value("image:cartservice")
+    missing = image.rsplit(":", 1)[0] + ":v0.10.99"
+    backend.release("cartservice", image=missing, change_cause="bump")
+    backend.advance_to(30.0)
+    assert backend.artifact_value("image:cartservice") == missing
+    assert plan_change(kind, backend, "cartservice", random.Random(1), frozenset()) is None
+    assert plan_change(kind, backend, "currencyservice", random.Random(1), frozenset()) is not None

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_marathon.backends.base import Backend
+from pytest_marathon.backends.base import Backend, BackendError
 from pytest_marathon.faults import benign_code
 
 CLUSTER_DNS = ("", ".{ns}", ".{ns}.svc", ".{ns}.svc.cluster.local")
@@ -58,6 +58,8 @@ def plan_change(kind: str, backend: Backend, target: str, rng: random.Random,
     that kind (it then ships nothing). `reserved` holds images faults will deploy,
     `later_patches` the code changes the schedule will still deliver to `target`."""
     image = backend.artifact_value(f"image:{target}") or ""
+    if kind in ("image", "rebuild") and not _buildable(backend, target):
+        return None  # the running image is not in the registry (an agent rolled back onto it)
     if kind == "image":
         new = _next_version(image, rng, reserved)
         return Change(release={"image": new}, push=new)
@@ -90,6 +92,16 @@ def plan_change(kind: str, backend: Backend, target: str, rng: random.Random,
         before = int(backend.artifact_value(f"replicas:{target}") or 1)
         return Change(replicas=before + 1, undo_replicas=before)
     raise ValueError(f"unknown background release kind {kind!r}")
+
+
+def _buildable(backend: Backend, target: str) -> bool:
+    """Whether the running code of `target` can be rebuilt or re-tagged: a team's pipeline builds
+    from the source of what runs, and an image the registry does not hold has none."""
+    try:
+        backend.source(target)
+    except BackendError:
+        return False
+    return True
 
 
 def _next_version(image: str, rng: random.Random, reserved: frozenset[str]) -> str:

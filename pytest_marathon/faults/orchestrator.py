@@ -245,9 +245,9 @@ class Orchestrator:
                 # back to RollingUpdate with the next version, as a team undoes a strategy flip
                 # (a strategy alone makes no revision, so nothing would show it)
                 bump = plan_change("image", self.backend, target, rng, self._reserved)
-                assert bump is not None and bump.push is not None
-                self.backend.push_image(target, bump.push)
-                undo["image"] = bump.push
+                if bump is not None and bump.push is not None:
+                    self.backend.push_image(target, bump.push)
+                    undo["image"] = bump.push
             cause = self._undo_cause(target, undo, rng)
             result = self.backend.release(target, **undo, change_cause=cause.text)
             self._record(t, "background-undo", release_id, target, cause, result.ok)
