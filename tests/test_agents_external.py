@@ -112,7 +112,8 @@ config = json.load(open(sys.argv[sys.argv.index("--mcp-config") + 1]))
 assert config["mcpServers"]["marathon"]["url"] == os.environ["MARATHON_MCP_URL"]
 assert "end your final answer with one fenced json block" in open("CLAUDE.md").read().lower().replace("\\n", " ")
 alerts = json.load(open(os.environ["MARATHON_ALERTS"]))
-ids = [a["alert_id"] for a in alerts if a["labels"].get("service") == "frontend"]
+ids = [a["alert_id"] for a in alerts
+       if "frontend" in (a["labels"].get("deployment"), a["labels"].get("service_name"))]
 block = {"incidents": [{"incident_id": "cc-1", "alert_ids": ids, "status": "open",
          "root_cause": {"culprits": ["frontend"], "artifact": "env:frontend/CART_SERVICE_ADDR",
                         "category": "configuration", "text": "cart address changed"}}]}
