@@ -312,6 +312,11 @@ def reported(caller: str, callee: str, message: str) -> str:
     return CAUSE_DROPPED.get((caller, callee), message)
 
 
+def failed_call_log(caller: str, callee: str, message: str) -> tuple[str, str]:
+    """(service, text) of the log line that shows `caller`'s failed call to `callee`."""
+    return reporter(caller, callee), reported(caller, callee, message)
+
+
 def reporter(caller: str, callee: str) -> str:
     """The service whose log shows `caller`'s failed call to `callee`."""
     if caller in UNLOGGED_CALLS and callee not in UNLOGGED_CALLS[caller]:
@@ -642,7 +647,7 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
                 "pod_kill",
                 svc,
                 f"Kill {svc} pods",
-                log=(reporter(caller_of(callers, svc), svc), reported(caller_of(callers, svc), svc, "connection refused")),
+                log=failed_call_log(caller_of(callers, svc), svc, "connection refused"),
                 signature=unreachable(svc),
                 # the remedy corrects the single replica the kills exploit
                 artifact=f"replicas:{svc}",
@@ -754,7 +759,7 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
             f"Partition between {caller} and {callee}",
             # no deadline: the call hangs until the load generator gives up (60 s) and the
             # request's context is cancelled; the service that logs it is the one upstream's does
-            log=(reporter(caller, callee), reported(caller, callee, "context canceled")),
+            log=failed_call_log(caller, callee, "context canceled"),
             signature=[f"{caller} -> {address_of(app, callee)}", "anceled" if caller != "recommendationservice" else "Cancelled"],
             artifact=f"network:{callee}",
             remedy="none",
@@ -796,7 +801,7 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
             "node_failure",
             svc,
             f"The node hosting {svc} fails",
-            log=(reporter(caller_of(callers, svc), svc), reported(caller_of(callers, svc), svc, "connection refused")),
+            log=failed_call_log(caller_of(callers, svc), svc, "connection refused"),
             signature=unreachable(svc),
             artifact=f"pod:{svc}",
             aliases=nodes,
