@@ -16,6 +16,7 @@ def _stopped_while_starting(signum: int, frame: object) -> None:
 
 
 def _stop(name: str, code: int) -> None:
+    """Before `run.stopping` is imported: the same line `stopped_while_starting` prints."""
     print(f"pytest-marathon: interrupted ({name}) while starting", file=sys.stderr)
     raise SystemExit(code)
 
@@ -24,7 +25,7 @@ if __name__ == "__main__" and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
     signal.signal(signal.SIGTERM, _stopped_while_starting)
 
 try:
-    from pytest_marathon.run.stopping import exit_code, held_while_starting, signal_name
+    from pytest_marathon.run.stopping import held_while_starting, stopped_while_starting
 except KeyboardInterrupt:
     _stop("SIGINT", 130)
 
@@ -32,5 +33,5 @@ if __name__ == "__main__":
     with held_while_starting() as starting:
         from pytest_marathon.cli import main
     if starting.pending is not None:
-        _stop(signal_name(starting.pending), exit_code(starting.pending))
+        sys.exit(stopped_while_starting(starting.pending))
     sys.exit(main(prog="python -m pytest_marathon"))

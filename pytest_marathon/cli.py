@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from pytest_marathon import RELEASE
 from pytest_marathon.run import command as run_command
-from pytest_marathon.run.stopping import exit_code, held_while_starting, signal_name
+from pytest_marathon.run.stopping import held_while_starting, stopped_while_starting
 
 _PACKAGE_COMMANDS = (
     "pytest_marathon.alerting.command",
@@ -57,9 +57,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "pytest-marathon") -> in
             parser = build_parser(prog)
             args = parser.parse_args(list(argv) if argv is not None else None)
         if starting.pending is not None:
-            print(f"pytest-marathon: interrupted ({signal_name(starting.pending)}) while starting",
-                  file=sys.stderr)
-            return exit_code(starting.pending)
+            return stopped_while_starting(starting.pending)
         return int(args.func(args))
     except (ValueError, OSError, BundleError) as exc:
         if os.environ.get(TRACEBACK_ENV):

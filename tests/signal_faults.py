@@ -122,11 +122,16 @@ def _session_started(mode: str, stdout: Path, pid: int) -> bool:
     if mode != "cli":
         return "test session starts" in stdout.read_text(errors="replace")
     try:
-        status = Path(f"/proc/{pid}/status").read_text()
+        return handles(pid, signal.SIGTERM)
     except OSError:
         return True
+
+
+def handles(pid: int, signum: int) -> bool:
+    """Whether process `pid` has a handler for `signum` (Linux `/proc/PID/status`, SigCgt)."""
+    status = Path(f"/proc/{pid}/status").read_text()
     caught = int(re.search(r"^SigCgt:\s*([0-9a-f]+)", status, flags=re.M).group(1), 16)
-    return bool(caught & (1 << (signal.SIGTERM - 1)))
+    return bool(caught & (1 << (signum - 1)))
 
 
 def _default_signals() -> None:

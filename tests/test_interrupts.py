@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import pytest
+from signal_faults import handles
 
 from pytest_marathon.bundle import BundleError, Recorder, read_bundle
 from pytest_marathon.cli import main
@@ -250,13 +251,6 @@ def test_ten_random_signals_on_real_sessions(tmp_path: Path) -> None:
     assert not failures
 
 
-def _caught(pid: int, signum: int) -> bool:
-    """Whether the process has a handler for `signum` (Linux `/proc/PID/status`, SigCgt)."""
-    status = Path(f"/proc/{pid}/status").read_text()
-    mask = next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:"))
-    return bool(int(mask, 16) & (1 << (signum - 1)))
-
-
 ENTRY_POINTS = {"module": [sys.executable, "-m", "pytest_marathon"],
                 "script": [str(Path(sys.executable).with_name("pytest-marathon"))]}
 
@@ -278,7 +272,7 @@ def test_a_signal_while_the_command_starts_is_held_and_ends_it_quietly(
                             signal.signal(signal.SIGTERM, signal.SIG_DFL)),
     )
     deadline = time.monotonic() + 30
-    while not _caught(process.pid, signal.SIGTERM):
+    while not handles(process.pid, signal.SIGTERM):
         assert time.monotonic() < deadline, "the command never reached its first line"
         time.sleep(0.002)
     process.send_signal(getattr(signal, signame))

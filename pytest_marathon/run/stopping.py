@@ -19,6 +19,7 @@ Handlers can only be installed from the main thread; elsewhere (a library caller
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -105,3 +106,9 @@ def held_while_starting() -> Iterator[StopSignals]:
 def exit_code(signum: int) -> int:
     """What a shell reports for a process stopped by this signal: 130 for SIGINT, 143 for SIGTERM."""
     return 128 + signum
+
+
+def stopped_while_starting(signum: int) -> int:
+    """Say that `signum` stopped the command before it started any work; its exit code."""
+    print(f"pytest-marathon: interrupted ({signal_name(signum)}) while starting", file=sys.stderr)
+    return exit_code(signum)
