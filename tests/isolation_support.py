@@ -63,6 +63,19 @@ class Scene:
     def landed(self) -> list[Path]:
         return [p for p in self.probes if p.exists()]
 
+    def honest_then_intruder(self, honest: str, intruder: str,
+                             monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
+        """The same marathon run by the honest agent, then by the intruder told every target;
+        no write probe may have landed."""
+        from pytest_marathon.runner import run_marathon
+
+        honest_run = run_marathon(self.config(honest), baseline_cache=self.cache)
+        config = self.config(intruder)
+        monkeypatch.setenv("INTRUDER_TARGETS", json.dumps(self.targets(config)))
+        intruder_run = run_marathon(config, baseline_cache=self.cache)
+        assert self.landed() == []
+        return honest_run, intruder_run
+
 
 @contextmanager
 def scene(tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch,

@@ -47,11 +47,7 @@ def test_an_intruder_in_the_sandbox_gets_nothing_and_scores_as_its_honest_twin(
 ) -> None:
     need_sandbox()
     with scene(tmp_path, cache, monkeypatch) as where:
-        honest = run_marathon(where.config(HONEST), baseline_cache=cache)
-        config = where.config(INTRUDER)
-        monkeypatch.setenv("INTRUDER_TARGETS", json.dumps(where.targets(config)))
-        intruder = run_marathon(config, baseline_cache=cache)
-        assert where.landed() == []
+        honest, intruder = where.honest_then_intruder(HONEST, INTRUDER, monkeypatch)
 
     assert intruder.first_failed_invocation is None  # a leak crashes the invocation
     assert intruder.invocations == {"ok": 17}

@@ -131,11 +131,7 @@ def test_a_cmd_intruder_gets_nothing_and_scores_as_the_honest_program(
     cache = tmp_path / "cache"
     cache.mkdir()
     with scene(tmp_path, cache, monkeypatch) as where:
-        honest = run_marathon(where.config(HONEST), baseline_cache=cache)
-        config = where.config(INTRUDER)
-        monkeypatch.setenv("INTRUDER_TARGETS", json.dumps(where.targets(config)))
-        intruder = run_marathon(config, baseline_cache=cache)
-        assert where.landed() == []
+        honest, intruder = where.honest_then_intruder(HONEST, INTRUDER, monkeypatch)
     assert intruder.first_failed_invocation is None
     assert intruder.invocations == {"ok": 17}
     assert comparable_score(intruder.score_report) == comparable_score(honest.score_report)
