@@ -102,6 +102,33 @@ with stops:
 """
 
 
+NESTED = """
+import os, signal
+from pytest_marathon.run.stopping import StopSignals
+with StopSignals():  # the CLI's (or a pytest item's) around the runner's own
+    runner = StopSignals()
+    with runner:
+        with runner.deferred(raise_pending=False):  # the recorder opening or closing the bundle
+            os.kill(os.getpid(), signal.{name})
+            for _ in range(100_000):
+                pass
+        print("held", signal.Signals(runner.pending).name)
+"""
+
+
+@pytest.mark.parametrize("name", ["SIGINT", "SIGTERM"])
+def test_a_signal_inside_the_runners_deferred_block_is_held_under_the_clis_handler(
+    tmp_path: Path, name: str
+) -> None:
+    """The runner's `StopSignals` sits inside the CLI's (or a pytest item's): a signal while it
+    writes or closes the bundle is held until the block ends, whichever of them caught it first;
+    before, Ctrl-C went to the outer handler and was raised in the middle of closing."""
+    script = tmp_path / "nested.py"
+    script.write_text(NESTED.replace("{name}", name))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout.strip()) == (0, f"held {name}"), done.stderr
+
+
 def test_ten_signals_in_a_tight_append_loop_each_leave_a_bundle_that_reads(tmp_path: Path) -> None:
     """Signals land between any two bytecodes of `append` (the race of the 63-line file whose
     manifest said 62), while another thread appends: every bundle matches its manifest."""

@@ -33,6 +33,15 @@ class Terminated(BaseException):
     `except Exception` would otherwise record it as a failed RPC and carry on."""
 
 
+def _ours_to_replace(handler: Any) -> bool:
+    """Python's own Ctrl-C handler, or an enclosing `StopSignals` (the CLI's or a pytest item's
+    around the runner's): the inner one takes over until it exits, so its `deferred` blocks hold
+    Ctrl-C too instead of the outer one raising in the middle of them."""
+    return handler is signal.default_int_handler or isinstance(
+        getattr(handler, "__self__", None), StopSignals
+    )
+
+
 def stop_exception(signum: int) -> BaseException:
     return Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
 
@@ -57,7 +66,7 @@ class StopSignals:
             return self
         for signum in (signal.SIGINT, signal.SIGTERM):
             current = signal.getsignal(signum)
-            if signum == signal.SIGINT and current is not signal.default_int_handler:
+            if signum == signal.SIGINT and not _ours_to_replace(current):
                 continue  # someone else decides what Ctrl-C does (pytest's own handler, SIG_IGN)
             self._previous[signum] = signal.signal(signum, self._handle)
         return self
