@@ -59,8 +59,8 @@ def plan_change(name: str, current: dict[str, Any], desired: dict[str, Any],
     replicas = desired.get("spec", {}).get("replicas")
     if replicas != current["spec"].get("replicas"):
         if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
-            raise invalid("Deployment", name, f"spec.replicas: Invalid value: {replicas!r}: must be greater "
-                          "than or equal to 0")
+            raise invalid("Deployment", name, "spec.replicas", f"Invalid value: {replicas!r}: must be "
+                          "greater than or equal to 0", "FieldValueInvalid")
         plan.replicas = replicas
     cur_t, want_t = prune(current["spec"]["template"]), prune(desired.get("spec", {}).get("template"))
     if cur_t != want_t:
@@ -159,7 +159,7 @@ def _first_difference(old: dict[str, Any], new: dict[str, Any]) -> str:
 def _refused(name: str, where: str, what: str = "") -> ApiError:
     path = f"{where}.{what}" if what and not what.startswith(("a ", "an ", "names", "valueFrom", "removal")) else where
     detail = f" ({what})" if what and path == where else ""
-    return invalid("Deployment", name, f"{path}: Forbidden: this server changes a deployment's replicas, "
+    return invalid("Deployment", name, path, "Forbidden: this server changes a deployment's replicas, "
                    f"image, env values, resource requests and limits, restarts it or rolls it back; "
                    f"nothing else{detail}")
 
@@ -180,5 +180,5 @@ def carry_out(backend: Backend, name: str, plan: Plan) -> list[str]:
         if plan.replicas is not None:
             done.append(backend.scale(name, plan.replicas).message)
     except BackendError as exc:
-        raise invalid("Deployment", name, str(exc)) from None
+        raise invalid("Deployment", name, "spec", f"Invalid value: {exc}", "FieldValueInvalid") from None
     return done

@@ -176,7 +176,9 @@ _SOURCES = {"Pod": "kubelet", "Deployment": "deployment-controller", "ReplicaSet
 
 def _default_probes(container: dict[str, Any]) -> None:
     """Fields the API server fills in when a probe leaves them out (pkg/apis/core/v1/defaults.go
-    SetDefaults_Probe, SetDefaults_HTTPGetAction): `kubectl describe` prints them."""
+    SetDefaults_Probe, SetDefaults_HTTPGetAction, SetDefaults_GRPCAction): `kubectl describe`
+    prints them, and dereferences a gRPC probe's `service` (kubectl pkg/describe/describe.go
+    DescribeProbe), which a real server never leaves out."""
     for kind in ("livenessProbe", "readinessProbe", "startupProbe"):
         probe = container.get(kind)
         if probe is None:
@@ -187,6 +189,8 @@ def _default_probes(container: dict[str, Any]) -> None:
         if "httpGet" in probe:
             probe["httpGet"].setdefault("path", "/")
             probe["httpGet"].setdefault("scheme", "HTTP")
+        if "grpc" in probe:
+            probe["grpc"].setdefault("service", "")
 
 
 def list_doc(plural: str, items: list[dict[str, Any]], resource_version: str) -> dict[str, Any]:

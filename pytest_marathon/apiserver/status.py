@@ -54,9 +54,13 @@ def forbidden(resource: str, name: str | None, verb: str, namespace: str | None,
     return ApiError(403, "Forbidden", f"{head}: {why}", details)
 
 
-def invalid(kind: str, name: str, message: str, group: str = "apps") -> ApiError:
-    return ApiError(422, "Invalid", f'{kind}.{group} "{name}" is invalid: {message}',
-                    {"name": name, "group": group, "kind": kind})
+def invalid(kind: str, name: str, field: str, message: str, cause: str = "FieldValueForbidden",
+            group: str = "apps") -> ApiError:
+    """A 422 naming the field, with the cause kubectl prints after `The <Kind> "<name>" is
+    invalid:` (kubectl pkg/cmd/util/helpers.go checkErr, statusCausesToAggrError)."""
+    return ApiError(422, "Invalid", f'{kind}.{group} "{name}" is invalid: {field}: {message}',
+                    {"name": name, "group": group, "kind": kind,
+                     "causes": [{"reason": cause, "message": message, "field": field}]})
 
 
 def bad_request(message: str) -> ApiError:
