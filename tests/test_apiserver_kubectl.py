@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -209,6 +210,15 @@ def test_rollout_restart_and_status_follow_the_clock(served: Served) -> None:
 
 
 @needs_kubectl
+def test_json_and_merge_patches_reach_the_twin(served: Served) -> None:
+    served.kubectl("patch", "deploy/redis-cart", "--type=json", "-p",
+                   '[{"op": "replace", "path": "/spec/replicas", "value": 2}]')
+    assert served.deployment("redis-cart")["spec"]["replicas"] == 2
+    served.kubectl("patch", "deploy/redis-cart", "--type=merge", "-p", '{"spec": {"replicas": 1}}')
+    assert served.deployment("redis-cart")["spec"]["replicas"] == 1
+
+
+@needs_kubectl
 def test_a_patch_the_twin_cannot_carry_is_refused_and_changes_nothing(served: Served) -> None:
     before = served.deployment("recommendationservice")
     done = served.kubectl("patch", "deploy/recommendationservice", "-p", '{"spec":{"paused":true}}', check=False)
@@ -270,6 +280,23 @@ def test_clock_endpoint_steps_virtual_time_and_never_back(served: Served) -> Non
     assert served.twin.now == now + 10
     status, doc = served.clock({"advance_to": now})
     assert status == 409 and doc["reason"] == "Conflict" and served.twin.now == now + 10
+
+
+def test_with_a_token_only_its_holder_moves_the_clock() -> None:
+    twin = create_backend("boutique", SEED)
+    with start_kube_api(twin, clock_token="s3cret") as server:
+        def post(headers: dict[str, str]) -> int:
+            request = urllib.request.Request(f"{server.url}/marathon/v1/clock", data=b'{"advance_by": 5}',
+                                             method="POST", headers=headers)
+            try:
+                with urllib.request.urlopen(request, timeout=30) as reply:
+                    return reply.status
+            except urllib.error.HTTPError as exc:
+                return exc.code
+
+        before = twin.now
+        assert post({}) == 403 and twin.now == before
+        assert post({"Authorization": "Bearer s3cret"}) == 200 and twin.now == before + 5
 
 
 def test_serve_command_writes_a_kubeconfig_and_stops_on_ctrl_c(tmp_path: Path) -> None:

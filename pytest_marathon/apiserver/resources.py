@@ -82,8 +82,11 @@ def verb_of(method: str, target: Target | None, query: Mapping[str, list[str]]) 
 
 
 class KubeApi:
-    def __init__(self, backend: Backend) -> None:
+    def __init__(self, backend: Backend, clock_token: str | None = None) -> None:
         self.backend = backend
+        # who may move time: anyone on loopback, or (with a token) only who holds it, so an
+        # agent handed the kubeconfig cannot step the clock of the marathon it is scored on
+        self.clock_token = clock_token
         self.shaper = Shaper(backend)
         self.revision = 0  # resourceVersion: bumped by every clock step and change
         # the project's own policy words the refusals, so kubectl and the tools say the same
@@ -101,7 +104,7 @@ class KubeApi:
     def handle(self, method: str, path: str, query_text: str, headers: Mapping[str, str], body: bytes) -> Reply:
         query = parse_qs(query_text, keep_blank_values=True)
         if path == CLOCK_PATH:
-            return self._clock(method, body)
+            return self._clock(method, body, headers)
         static = self._discovery(path)
         if static is not None:
             return static if method == "GET" else json_reply(
@@ -131,7 +134,10 @@ class KubeApi:
                 return json_reply(discovery.resource_list(gv))
         return None
 
-    def _clock(self, method: str, body: bytes) -> Reply:
+    def _clock(self, method: str, body: bytes, headers: Mapping[str, str]) -> Reply:
+        token = self.clock_token
+        if method == "POST" and token is not None and headers.get("Authorization") != f"Bearer {token}":
+            raise ApiError(403, "Forbidden", "moving the clock needs the clock's bearer token")
         if method == "POST":
             try:
                 doc = json.loads(body or b"{}")

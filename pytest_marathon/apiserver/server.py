@@ -40,8 +40,9 @@ class KubeApiServer:
     """The Kubernetes REST API over a live backend, on a loopback port (0: any free one)."""
 
     def __init__(self, backend: Backend, *, host: str = "127.0.0.1", port: int = 0,
-                 audit: AuditHook | None = None, lock: threading.RLock | None = None) -> None:
-        self.api = KubeApi(backend)
+                 audit: AuditHook | None = None, lock: threading.RLock | None = None,
+                 clock_token: str | None = None) -> None:
+        self.api = KubeApi(backend, clock_token)
         self.backend = backend
         self.lock = lock or threading.RLock()
         self.audit = audit
@@ -83,8 +84,11 @@ class KubeApiServer:
 
 
 def start_kube_api(backend: Backend, *, host: str = "127.0.0.1", port: int = 0,
-                   audit: AuditHook | None = None, lock: threading.RLock | None = None) -> KubeApiServer:
-    return KubeApiServer(backend, host=host, port=port, audit=audit, lock=lock)
+                   audit: AuditHook | None = None, lock: threading.RLock | None = None,
+                   clock_token: str | None = None) -> KubeApiServer:
+    """Serve the Kubernetes API over `backend`. `audit` gets one `{verb, path, status}` per
+    request; `clock_token`, when given, is the bearer token `POST /marathon/v1/clock` needs."""
+    return KubeApiServer(backend, host=host, port=port, audit=audit, lock=lock, clock_token=clock_token)
 
 
 def _handler_for(server: KubeApiServer) -> type[BaseHTTPRequestHandler]:
@@ -107,7 +111,7 @@ def _handler_for(server: KubeApiServer) -> type[BaseHTTPRequestHandler]:
                 return
             try:
                 with server.lock:
-                    reply = server.api.handle(self.command, parts.path, parts.query, dict(self.headers), body)
+                    reply = server.api.handle(self.command, parts.path, parts.query, _headers(self.headers), body)
             except ApiError as exc:
                 reply = json_reply(exc.status(), exc.code)
             server.record(verb, self.path, reply.status)
@@ -127,7 +131,7 @@ def _handler_for(server: KubeApiServer) -> type[BaseHTTPRequestHandler]:
             (all of them for a fresh watch), then any change while the watch is held."""
             try:
                 with server.lock:
-                    server.api.handle("GET", path, "", dict(self.headers), b"")  # authorize, check path
+                    server.api.handle("GET", path, "", _headers(self.headers), b"")  # authorize, check path
                     target = parse_target(path)
                     assert target is not None
                     seen_rv = query.get("resourceVersion", [""])[0]
@@ -182,3 +186,8 @@ def _handler_for(server: KubeApiServer) -> type[BaseHTTPRequestHandler]:
 def _changed(old: dict[str, Any], new: dict[str, Any]) -> bool:
     strip = lambda o: {**o, "metadata": {k: v for k, v in o["metadata"].items() if k != "resourceVersion"}}  # noqa: E731
     return strip(old) != strip(new)
+
+
+def _headers(headers: Any) -> dict[str, str]:
+    """Header names as HTTP means them, case-insensitive: one canonical spelling each."""
+    return {name.title(): value for name, value in headers.items()}
