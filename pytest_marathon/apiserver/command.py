@@ -24,7 +24,8 @@ def register(subparsers: Any) -> None:
         "serve",
         help="run an app's twin behind the Kubernetes API (kubectl works against it)",
         description="Run the twin live and serve the Kubernetes REST API over it on loopback; "
-        "writes a kubeconfig for kubectl and the kubernetes client.",
+        "writes a kubeconfig for kubectl and the kubernetes client. What it serves and what it "
+        "refuses: pytest-marathon docs kube-api.",
     )
     parser.add_argument("--app", default="boutique", help="application to run (default: boutique)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the twin (default: 1)")
