@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from pytest_marathon.apiserver import KubeApiServer, start_kube_api
+from pytest_marathon.apiserver.clock import ClockDriver
 from pytest_marathon.apiserver.kubeconfig import write_kubeconfig
 from pytest_marathon.backends import create_backend
 
@@ -282,9 +283,15 @@ def test_clock_endpoint_steps_virtual_time_and_never_back(served: Served) -> Non
     assert status == 409 and doc["reason"] == "Conflict" and served.twin.now == now + 10
 
 
-def test_with_a_token_only_its_holder_moves_the_clock() -> None:
+def test_the_clock_follows_the_wall_at_its_speed_and_a_token_guards_the_endpoint() -> None:
     twin = create_backend("boutique", SEED)
     with start_kube_api(twin, clock_token="s3cret") as server:
+        driver = ClockDriver(server, speed=60)
+        start = twin.now
+        driver.start()
+        time.sleep(1.0)
+        driver.stop()
+        assert start + 30 <= twin.now <= start + 120  # 60 virtual s per wall s, whole ticks
         def post(headers: dict[str, str]) -> int:
             request = urllib.request.Request(f"{server.url}/marathon/v1/clock", data=b'{"advance_by": 5}',
                                              method="POST", headers=headers)

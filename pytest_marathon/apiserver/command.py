@@ -8,6 +8,7 @@ API is served too when this installation has it (`pytest_marathon.apiserver.prom
 from __future__ import annotations
 
 import argparse
+import inspect
 import threading
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,7 @@ def _run(args: argparse.Namespace) -> int:
     backend = create_backend(args.app, args.seed)
     lock = threading.RLock()
     server = KubeApiServer(backend, port=args.port, lock=lock)
-    prometheus = _start_prometheus(backend, args.app)
+    prometheus = _start_prometheus(backend, args.app, lock)
     clock = ClockDriver(server, args.speed)
     try:
         path = write_kubeconfig(args.kubeconfig, server.url, backend.namespace)
@@ -72,9 +73,13 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _start_prometheus(backend: Any, app: str) -> Any:
+def _start_prometheus(backend: Any, app: str, lock: threading.RLock) -> Any:
+    """The Prometheus API over the same backend, sharing the lock where it takes one (the twin
+    is not thread-safe: a query must not run while the clock steps)."""
     try:
         from pytest_marathon.apiserver.prometheus import start_prometheus_api
     except ImportError:
         return None
+    if "lock" in inspect.signature(start_prometheus_api).parameters:
+        return start_prometheus_api(backend, rule_pack_app=app, lock=lock)
     return start_prometheus_api(backend, rule_pack_app=app)
