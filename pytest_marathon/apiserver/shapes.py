@@ -102,13 +102,22 @@ class Shaper:
         if plural == "pods":
             for status in obj.get("status", {}).get("containerStatuses", []):
                 status.setdefault("imageID", "")
-            obj["status"].setdefault("hostIP", "")
+            obj["status"].setdefault("hostIP", self.node_ip(obj["spec"].get("nodeName", "")))
+            if obj["status"].get("podIP"):
+                obj["status"].setdefault("podIPs", [{"ip": obj["status"]["podIP"]}])
             if obj["status"].get("containerStatuses") and obj["status"]["containerStatuses"][0].get("state", {}).get("running"):
                 obj["status"].setdefault("startTime", obj["status"]["containerStatuses"][0]["state"]["running"]["startedAt"])
         if plural == "nodes":
             obj["status"].pop("podCount", None)  # the twin's own count; no Node field carries it
             obj["status"].setdefault("nodeInfo", dict(NODE_INFO))
+            obj["status"].setdefault("addresses", [{"type": "InternalIP", "address": self.node_ip(meta["name"])},
+                                                   {"type": "Hostname", "address": meta["name"]}])
         return obj
+
+    def node_ip(self, node: str) -> str:
+        """A node's InternalIP, fixed by its place among the nodes (the twin gives nodes none)."""
+        names = sorted(n["metadata"]["name"] for n in self.backend.resources("nodes"))
+        return f"10.128.0.{names.index(node) + 2}" if node in names else ""
 
     def _created(self, plural: str, obj: dict[str, Any]) -> str | None:
         if plural == "deployments":

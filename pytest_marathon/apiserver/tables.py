@@ -138,8 +138,12 @@ def _node(obj: dict[str, Any], now: datetime) -> list[Any]:
     status = {"True": "Ready", "False": "NotReady"}.get(ready, "NotReady")
     if obj.get("spec", {}).get("unschedulable"):
         status += ",SchedulingDisabled"
+    info = obj["status"].get("nodeInfo", {})
+    addresses = {a["type"]: a["address"] for a in obj["status"].get("addresses", [])}
     return [obj["metadata"]["name"], status, "<none>", _since(obj["metadata"].get("creationTimestamp"), now),
-            obj["status"].get("nodeInfo", {}).get("kubeletVersion", "")]
+            info.get("kubeletVersion", ""), addresses.get("InternalIP", "<none>"),
+            addresses.get("ExternalIP", "<none>"), info.get("osImage", "<unknown>"),
+            info.get("kernelVersion", "<unknown>"), info.get("containerRuntimeVersion", "<unknown>")]
 
 
 def _namespace(obj: dict[str, Any], now: datetime) -> list[Any]:
@@ -167,7 +171,7 @@ def _event(obj: dict[str, Any], now: datetime) -> list[Any]:
 
 _Printer = Callable[[dict[str, Any], datetime], list[Any]]
 PRINTERS: dict[str, tuple[list[dict[str, Any]], _Printer]] = {
-    "pods": ([_NAME, _col("Ready"), _col("Status"), _col("Restarts", "string"), _col("Age"), _col("IP", priority=1),
+    "pods": ([_NAME, _col("Ready"), _col("Status"), _col("Restarts", "integer"), _col("Age"), _col("IP", priority=1),
               _col("Node", priority=1), _col("Nominated Node", priority=1), _col("Readiness Gates", priority=1)], _pod),
     "deployments": ([_NAME, _col("Ready"), _col("Up-to-date", "integer"), _col("Available", "integer"), _col("Age"),
                      _col("Containers", priority=1), _col("Images", priority=1), _col("Selector", priority=1)],
@@ -178,7 +182,9 @@ PRINTERS: dict[str, tuple[list[dict[str, Any]], _Printer]] = {
     "services": ([_NAME, _col("Type"), _col("Cluster-IP"), _col("External-IP"), _col("Port(s)"), _col("Age"),
                   _col("Selector", priority=1)], _service),
     "endpoints": ([_NAME, _col("Endpoints"), _col("Age")], _endpoints),
-    "nodes": ([_NAME, _col("Status"), _col("Roles"), _col("Age"), _col("Version")], _node),
+    "nodes": ([_NAME, _col("Status"), _col("Roles"), _col("Age"), _col("Version"),
+               _col("Internal-IP", priority=1), _col("External-IP", priority=1), _col("OS-Image", priority=1),
+               _col("Kernel-Version", priority=1), _col("Container-Runtime", priority=1)], _node),
     "namespaces": ([_NAME, _col("Status"), _col("Age")], _namespace),
     "configmaps": ([_NAME, _col("Data", "integer"), _col("Age")], _configmap),
     "events": ([_col("Last Seen"), _col("Type"), _col("Reason"), _col("Object"), _col("Subobject", priority=1),
