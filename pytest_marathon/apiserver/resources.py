@@ -118,7 +118,7 @@ class KubeApi:
             return self._read(target, verb, query, headers)
         if method in ("PATCH", "PUT"):
             return self._write(target, method, query, headers, body)
-        raise forbidden(target.resource, target.name, verb, target.namespace, "")
+        raise forbidden(target.resource, target.name, verb, target.namespace, "", _GROUPS[target.group_version])
 
     # --- discovery and clock -----------------------------------------------------------------------------
     def _discovery(self, path: str) -> Reply | None:
@@ -174,7 +174,8 @@ class KubeApi:
         try:
             self._policy.check_namespace(namespace)
         except Forbidden as exc:
-            raise forbidden(target.resource, target.name, verb, target.namespace, str(exc)) from None
+            raise forbidden(target.resource, target.name, verb, target.namespace, str(exc),
+                            _GROUPS[target.group_version]) from None
         if target.plural not in KINDS:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
 
@@ -245,7 +246,7 @@ class KubeApi:
                body: bytes) -> Reply:
         if target.resource not in _WRITABLE or target.name is None:
             verb = "patch" if method == "PATCH" else "update"
-            raise forbidden(target.resource, target.name, verb, target.namespace, "")
+            raise forbidden(target.resource, target.name, verb, target.namespace, "", _GROUPS[target.group_version])
         try:
             sent = json.loads(body or b"null")
         except ValueError as exc:

@@ -41,14 +41,20 @@ def not_found(resource: str, name: str, group: str = "") -> ApiError:
                     {"name": name, "group": group, "kind": resource} if group else {"name": name, "kind": resource})
 
 
-def forbidden(resource: str, name: str | None, verb: str, namespace: str | None, reason: str) -> ApiError:
+def forbidden(resource: str, name: str | None, verb: str, namespace: str | None, reason: str,
+              group: str = "") -> ApiError:
     """RBAC's refusal: `<resource> "<name>" is forbidden: User "<u>" cannot <verb> resource ...`
     with the authorizer's reason appended (apiserver pkg/endpoints/handlers/responsewriters/
     errors.go forbiddenMessage; apimachinery errors.go NewForbidden)."""
     scope = f' in the namespace "{namespace}"' if namespace else " at the cluster scope"
-    why = f'User "{AGENT_USER}" cannot {verb} resource "{resource}" in API group ""{scope}: {reason}'
-    head = f'{resource} "{name}" is forbidden' if name else f"{resource} is forbidden"
-    details: dict[str, Any] = {"kind": resource}
+    why = f'User "{AGENT_USER}" cannot {verb} resource "{resource}" in API group "{group}"{scope}'
+    if reason:
+        why += f": {reason}"
+    qualified = f"{resource.split('/')[0]}.{group}" if group else resource.split("/")[0]
+    head = f'{qualified} "{name}" is forbidden' if name else f"{qualified} is forbidden"
+    details: dict[str, Any] = {"kind": resource.split("/")[0]}
+    if group:
+        details["group"] = group
     if name:
         details["name"] = name
     return ApiError(403, "Forbidden", f"{head}: {why}", details)
