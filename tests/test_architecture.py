@@ -60,10 +60,13 @@ def offenders(folder: Path, banned: tuple[str, ...]) -> list[str]:
         (PACKAGE / "metering", ("pytest_marathon.faults", "pytest_marathon.fault_catalog",
                                 "pytest_marathon.twin", "pytest_marathon.backends",
                                 "pytest_marathon.runner", "pytest_marathon.bundle")),
+        (PACKAGE / "apiserver", ("pytest_marathon.faults", "pytest_marathon.fault_catalog",
+                                 "pytest_marathon.scoring", "pytest_marathon.runner")),
     ],
     ids=["scoring-reads-only-bundles", "tools-never-reach-ground-truth",
          "twin-knows-nothing-of-agents", "agents-use-only-the-interface",
-         "isolation-holds-no-ground-truth", "metering-sees-only-model-calls"],
+         "isolation-holds-no-ground-truth", "metering-sees-only-model-calls",
+         "apiserver-serves-only-the-live-system"],
 )
 def test_import_rules_hold(folder: Path, banned: tuple[str, ...]) -> None:
     assert imported_modules(folder), f"no Python files found under {folder}"

@@ -1,0 +1,85 @@
+"""`pytest-marathon serve`: the twin running live behind the Kubernetes (and Prometheus) APIs.
+
+Starts one app's twin, serves its API on loopback, writes a kubeconfig pointing at it, prints
+the addresses, and moves virtual time at `--speed`; Ctrl-C stops it cleanly. The Prometheus
+API is served too when this installation has it (`pytest_marathon.apiserver.prometheus`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import threading
+from pathlib import Path
+from typing import Any
+
+from pytest_marathon.apiserver.clock import ClockDriver
+from pytest_marathon.apiserver.kubeconfig import write_kubeconfig
+from pytest_marathon.apiserver.resources import CLOCK_PATH
+from pytest_marathon.apiserver.server import KubeApiServer
+from pytest_marathon.run.stopping import StopSignals, Terminated
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "serve",
+        help="run an app's twin behind the Kubernetes API (kubectl works against it)",
+        description="Run the twin live and serve the Kubernetes REST API over it on loopback; "
+        "writes a kubeconfig for kubectl and the kubernetes client. What it serves and what it "
+        "refuses: pytest-marathon docs kube-api.",
+    )
+    parser.add_argument("--app", default="boutique", help="application to run (default: boutique)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the twin (default: 1)")
+    parser.add_argument("--port", type=int, default=0, help="port of the Kubernetes API (default: any free)")
+    parser.add_argument("--speed", type=float, default=1.0,
+                        help="virtual seconds per wall second (default 1; 0: time moves only through "
+                        f"POST {CLOCK_PATH})")
+    parser.add_argument("--kubeconfig", type=Path, default=Path("marathon-kubeconfig.yaml"),
+                        help="where to write the kubeconfig (default: ./marathon-kubeconfig.yaml)")
+    parser.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from pytest_marathon.backends import create_backend
+
+    if args.speed < 0:
+        raise ValueError(f"--speed must be >= 0, got {args.speed}")
+    backend = create_backend(args.app, args.seed)
+    lock = threading.RLock()
+    server = KubeApiServer(backend, port=args.port, lock=lock)
+    prometheus = _start_prometheus(backend, args.app, lock)
+    clock = ClockDriver(server, args.speed)
+    try:
+        path = write_kubeconfig(args.kubeconfig, server.url, backend.namespace)
+        print(f"Kubernetes API: {server.url}  (namespace {backend.namespace})", flush=True)
+        print(f"kubeconfig:     {path}  (kubectl --kubeconfig {path} get pods)", flush=True)
+        if prometheus is not None:
+            print(f"Prometheus API: {prometheus.url}", flush=True)
+        print(f"clock:          {server.url}{CLOCK_PATH}  (virtual now {backend.now:g} s, "
+              f"speed {args.speed:g}); Ctrl-C stops", flush=True)
+        clock.start()
+        with StopSignals():  # SIGTERM stops it as Ctrl-C does
+            forever = threading.Event()
+            while not forever.wait(0.5):
+                pass
+    except (KeyboardInterrupt, Terminated) as exc:
+        name = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
+        print(f"pytest-marathon: serve stopped ({name})", flush=True)
+    finally:
+        clock.stop()
+        if prometheus is not None:
+            prometheus.close()
+        server.close()
+    return 0
+
+
+def _start_prometheus(backend: Any, app: str, lock: threading.RLock) -> Any:
+    """The Prometheus API over the same backend, sharing the lock where it takes one (the twin
+    is not thread-safe: a query must not run while the clock steps)."""
+    try:
+        from pytest_marathon.apiserver.prometheus import start_prometheus_api
+    except ImportError:
+        return None
+    if "lock" in inspect.signature(start_prometheus_api).parameters:
+        return start_prometheus_api(backend, rule_pack_app=app, lock=lock)
+    return start_prometheus_api(backend, rule_pack_app=app)

@@ -1,0 +1,303 @@
+"""The API's request handling over a backend: reads, pod logs, deployment writes, the clock.
+
+HTTP-free on purpose: `KubeApi.handle` takes a method, path, query and body and returns what
+to send, so the routing can be read apart from the socket plumbing in `server.py`. Callers hold
+the server's lock around every call: the twin is not thread-safe.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from urllib.parse import parse_qs
+
+from pytest_marathon.apiserver import changes, discovery, patches, tables
+from pytest_marathon.apiserver.selectors import field_matcher, label_matcher
+from pytest_marathon.apiserver.shapes import CLUSTER_SCOPED, KINDS, Shaper, list_doc
+from pytest_marathon.apiserver.status import ApiError, bad_request, forbidden, not_found
+from pytest_marathon.backends.base import Backend, BackendError
+from pytest_marathon.interface.policy import Policy, PolicyConfig
+from pytest_marathon.interface.verdicts import Forbidden
+from pytest_marathon.twin.objects import EPOCH, timestamp
+
+CLOCK_PATH = "/marathon/v1/clock"
+_GROUPS = {"v1": "", "apps/v1": "apps"}
+_WRITABLE = {"deployments", "deployments/scale"}
+
+
+@dataclass
+class Reply:
+    status: int
+    body: bytes
+    content_type: str = "application/json"
+
+
+def json_reply(doc: Any, status: int = 200) -> Reply:
+    return Reply(status, json.dumps(doc, separators=(",", ":")).encode())
+
+
+@dataclass(frozen=True)
+class Target:
+    """A resource request parsed from its path (kube-apiserver's RequestInfo, reduced)."""
+
+    group_version: str
+    plural: str
+    namespace: str | None
+    name: str | None
+    subresource: str | None
+
+    @property
+    def resource(self) -> str:
+        return f"{self.plural}/{self.subresource}" if self.subresource else self.plural
+
+
+def parse_target(path: str) -> Target | None:
+    parts = [p for p in path.split("/") if p]
+    if parts[:2] == ["api", "v1"]:
+        gv, rest = "v1", parts[2:]
+    elif parts[:3] == ["apis", "apps", "v1"]:
+        gv, rest = "apps/v1", parts[3:]
+    else:
+        return None
+    namespace = None
+    if len(rest) >= 3 and rest[0] == "namespaces":
+        namespace, rest = rest[1], rest[2:]
+    elif len(rest) == 2 and rest[0] == "namespaces":
+        return Target(gv, "namespaces", None, rest[1], None)
+    if not rest or len(rest) > 3:
+        return None
+    return Target(gv, rest[0], namespace, rest[1] if len(rest) > 1 else None, rest[2] if len(rest) > 2 else None)
+
+
+def verb_of(method: str, target: Target | None, query: Mapping[str, list[str]]) -> str:
+    """The Kubernetes verb of a request (what RBAC and the audit log name)."""
+    if method == "GET":
+        if target is not None and target.name is None:
+            return "watch" if query.get("watch", ["false"])[0] in ("true", "1") else "list"
+        return "get"
+    return {"PATCH": "patch", "PUT": "update", "POST": "create", "DELETE": "delete"}.get(method, method.lower())
+
+
+class KubeApi:
+    def __init__(self, backend: Backend, clock_token: str | None = None) -> None:
+        self.backend = backend
+        # who may move time: anyone on loopback, or (with a token) only who holds it, so an
+        # agent handed the kubeconfig cannot step the clock of the marathon it is scored on
+        self.clock_token = clock_token
+        self.shaper = Shaper(backend)
+        self.revision = 0  # resourceVersion: bumped by every clock step and change
+        # the project's own policy words the refusals, so kubectl and the tools say the same
+        self._policy = Policy(backend, PolicyConfig(), lambda _incident: False)
+
+    @property
+    def resource_version(self) -> str:
+        return str(self.revision + 1)
+
+    def now_datetime(self) -> datetime:
+        stamp = timestamp(self.backend.now) or EPOCH.isoformat()
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+    # --- entry -------------------------------------------------------------------------------------------
+    def handle(self, method: str, path: str, query_text: str, headers: Mapping[str, str], body: bytes) -> Reply:
+        query = parse_qs(query_text, keep_blank_values=True)
+        if path == CLOCK_PATH:
+            return self._clock(method, body, headers)
+        static = self._discovery(path)
+        if static is not None:
+            return static if method == "GET" else json_reply(
+                ApiError(405, "MethodNotAllowed", f"{method} is not allowed on {path}").status(), 405)
+        target = parse_target(path)
+        if target is None or target.group_version not in discovery.GROUP_RESOURCES:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        verb = verb_of(method, target, query)
+        self._authorize(target, verb)
+        if method == "GET":
+            return self._read(target, verb, query, headers)
+        if method in ("PATCH", "PUT"):
+            return self._write(target, method, query, headers, body)
+        raise forbidden(target.resource, target.name, verb, target.namespace, "", _GROUPS[target.group_version])
+
+    # --- discovery and clock -----------------------------------------------------------------------------
+    def _discovery(self, path: str) -> Reply | None:
+        path = path.rstrip("/") or "/"
+        if path == "/version":
+            return json_reply(discovery.version())
+        if path == "/api":
+            return json_reply(discovery.api_versions())
+        if path == "/apis":
+            return json_reply(discovery.api_groups())
+        for gv in discovery.GROUP_RESOURCES:
+            if path == ("/api/" if gv == "v1" else "/apis/") + gv:
+                return json_reply(discovery.resource_list(gv))
+        return None
+
+    def _clock(self, method: str, body: bytes, headers: Mapping[str, str]) -> Reply:
+        token = self.clock_token
+        if method == "POST" and token is not None and headers.get("Authorization") != f"Bearer {token}":
+            raise ApiError(403, "Forbidden", "moving the clock needs the clock's bearer token")
+        if method == "POST":
+            try:
+                doc = json.loads(body or b"{}")
+                if "advance_by" in doc:
+                    t = self.backend.now + float(doc["advance_by"])
+                else:
+                    t = float(doc["advance_to"])
+            except (ValueError, KeyError, TypeError):
+                raise bad_request('the clock takes {"advance_to": <virtual seconds>} or {"advance_by": <seconds>}') from None
+            try:
+                self.advance_to(t)
+            except BackendError as exc:
+                raise ApiError(409, "Conflict", str(exc)) from None
+        elif method != "GET":
+            raise ApiError(405, "MethodNotAllowed", f"{method} is not allowed on {CLOCK_PATH}")
+        return json_reply({"now": self.backend.now, "tick_seconds": self.backend.tick_seconds})
+
+    def advance_to(self, t: float) -> None:
+        before = self.backend.now
+        self.backend.advance_to(t)
+        if self.backend.now != before:
+            self.revision += 1
+
+    # --- authorization -----------------------------------------------------------------------------------
+    def _authorize(self, target: Target, verb: str) -> None:
+        """The RBAC an SRE agent gets: its application's namespace, never Secrets (the project's
+        policy gives the reason, so the refusal reads the same from kubectl and from a tool)."""
+        if target.plural in ("secret", "secrets"):
+            try:
+                self._policy.check_resource_kind("secrets")
+            except Forbidden as exc:
+                raise forbidden("secrets", target.name, verb, target.namespace, str(exc)) from None
+        namespace = target.name if target.plural == "namespaces" else target.namespace
+        try:
+            self._policy.check_namespace(namespace)
+        except Forbidden as exc:
+            raise forbidden(target.resource, target.name, verb, target.namespace, str(exc),
+                            _GROUPS[target.group_version]) from None
+        if target.plural not in KINDS:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+
+    # --- reads -------------------------------------------------------------------------------------------
+    def objects(self, target: Target, query: Mapping[str, list[str]]) -> list[dict[str, Any]]:
+        items = self.shaper.objects(target.plural, self.resource_version)
+        labels = label_matcher(query.get("labelSelector", [""])[0])
+        fields = field_matcher(query.get("fieldSelector", [""])[0])
+        return [o for o in items if labels(o) and fields(o)]
+
+    def _one(self, target: Target) -> dict[str, Any]:
+        assert target.name is not None
+        for obj in self.shaper.objects(target.plural, self.resource_version):
+            if obj["metadata"]["name"] == target.name:
+                return obj
+        raise not_found(target.plural, target.name, _GROUPS[target.group_version])
+
+    def _read(self, target: Target, verb: str, query: Mapping[str, list[str]], headers: Mapping[str, str]) -> Reply:
+        if target.plural in CLUSTER_SCOPED and target.namespace is not None:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        if target.subresource == "log" and target.plural == "pods":
+            return self._log(self._one(target), query)
+        if target.subresource == "scale" and target.plural == "deployments":
+            return json_reply(_scale_doc(self._one(target)))
+        if target.subresource == "status" and target.plural == "deployments":
+            return json_reply(self._one(target))
+        if target.subresource is not None:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        if verb == "list":
+            items = self.objects(target, query)
+            if tables.wants_table(headers.get("Accept", "")):
+                return json_reply(tables.table(target.plural, items, self.now_datetime(), self.resource_version))
+            return json_reply(list_doc(target.plural, items, self.resource_version))
+        obj = self._one(target)
+        if tables.wants_table(headers.get("Accept", "")):
+            return json_reply(tables.table(target.plural, [obj], self.now_datetime(), self.resource_version))
+        return json_reply(obj)
+
+    def _log(self, pod: dict[str, Any], query: Mapping[str, list[str]]) -> Reply:
+        """`pods/log`: the container's lines, oldest first (tailLines, sinceSeconds, sinceTime,
+        timestamps and limitBytes as PodLogOptions defines them, core/v1 types.go)."""
+        name = pod["metadata"]["name"]
+        container = query.get("container", [""])[0]
+        containers = [c["name"] for c in pod["spec"]["containers"]]
+        if container and container not in containers:
+            raise bad_request(f"container {container} is not valid for pod {name}")
+        since = None
+        if query.get("sinceSeconds"):
+            since = self.backend.now - float(query["sinceSeconds"][0])
+        elif query.get("sinceTime"):
+            stamp = datetime.fromisoformat(query["sinceTime"][0].replace("Z", "+00:00"))
+            since = (stamp - EPOCH).total_seconds()
+        lines = [line for line in self.backend.logs(service=pod["metadata"]["labels"].get("app"), since=since,
+                                                    limit=100_000) if line.get("pod") == name]
+        if query.get("tailLines"):
+            tail = int(query["tailLines"][0])
+            lines = lines[-tail:] if tail > 0 else []
+        stamps = query.get("timestamps", ["false"])[0] in ("true", "1")
+        text = "".join((f"{_nano(line['t'])} " if stamps else "") + str(line.get("message", "")) + "\n"
+                       for line in lines)
+        data = text.encode()
+        if query.get("limitBytes"):
+            data = data[: int(query["limitBytes"][0])]
+        return Reply(200, data, "text/plain")
+
+    # --- writes ------------------------------------------------------------------------------------------
+    def _write(self, target: Target, method: str, query: Mapping[str, list[str]], headers: Mapping[str, str],
+               body: bytes) -> Reply:
+        if target.resource not in _WRITABLE or target.name is None:
+            verb = "patch" if method == "PATCH" else "update"
+            raise forbidden(target.resource, target.name, verb, target.namespace, "", _GROUPS[target.group_version])
+        try:
+            sent = json.loads(body or b"null")
+        except ValueError as exc:
+            raise bad_request(f"the request body is not JSON: {exc}") from None
+        current = self._one(Target(target.group_version, "deployments", target.namespace, target.name, None))
+        before = _scale_doc(current) if target.subresource == "scale" else current
+        if method == "PUT":
+            desired = sent
+        else:
+            try:
+                desired = patches.apply(before, sent, headers.get("Content-Type", ""))
+            except patches.ApiUnsupported as exc:
+                raise ApiError(415, "UnsupportedMediaType", f"the body of the request was in an unknown format: {exc}") from None
+            except patches.ApiConflict as exc:
+                raise ApiError(422, "Invalid", str(exc)) from None
+        if not isinstance(desired, dict):
+            raise bad_request("the patched object is not a JSON object")
+        if target.subresource == "scale":
+            desired = _with_replicas(current, desired)
+        replica_sets = [rs for rs in self.shaper.objects("replicasets", self.resource_version)
+                        if rs["metadata"]["labels"].get("app") == target.name]
+        plan = changes.plan_change(target.name, current, desired, replica_sets)
+        if query.get("dryRun") or plan.empty():
+            return json_reply(desired if query.get("dryRun") else before)
+        changes.carry_out(self.backend, target.name, plan)
+        self.revision += 1
+        after = self._one(Target(target.group_version, "deployments", target.namespace, target.name, None))
+        return json_reply(_scale_doc(after) if target.subresource == "scale" else after)
+
+
+def _scale_doc(deployment: dict[str, Any]) -> dict[str, Any]:
+    """autoscaling/v1 Scale of a deployment (what `kubectl scale` reads and patches)."""
+    meta = deployment["metadata"]
+    selector = deployment["spec"]["selector"]["matchLabels"]
+    return {"kind": "Scale", "apiVersion": "autoscaling/v1",
+            "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+                         if k in meta},
+            "spec": {"replicas": deployment["spec"]["replicas"]},
+            "status": {"replicas": deployment["status"].get("replicas", 0),
+                       "selector": ",".join(f"{k}={v}" for k, v in sorted(selector.items()))}}
+
+
+def _with_replicas(deployment: dict[str, Any], scale: dict[str, Any]) -> dict[str, Any]:
+    out = json.loads(json.dumps(deployment))
+    out["spec"]["replicas"] = scale.get("spec", {}).get("replicas")
+    return out
+
+
+def _nano(t: float) -> str:
+    stamp = timestamp(t) or ""
+    return stamp.replace("Z", f".{int(round((t % 1) * 1e9)):09d}Z")
+
+
+AuditHook = Callable[[dict[str, Any]], None]

@@ -1,0 +1,193 @@
+"""The HTTP side of the twin's Kubernetes API: a loopback server, one lock, an audit hook.
+
+Every request and every clock step runs under one lock, because the twin is not thread-safe
+and a read must never see half a tick. Each request is reported to an optional audit callback
+as `{verb, path, status}` (the Kubernetes verb: get, list, watch, patch, ...), so a marathon can
+record a refused Secret read as it records the refused tool call. Watches answer with the
+current objects and then hold the connection briefly for changes before closing; client-go's
+reflector re-watches from the last resourceVersion, so `kubectl rollout status` follows a
+rollout as the clock moves (client-go tools/cache/reflector.go).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from pytest_marathon.apiserver.resources import (
+    CLOCK_PATH,
+    KubeApi,
+    Reply,
+    json_reply,
+    parse_target,
+    verb_of,
+)
+from pytest_marathon.apiserver.status import ApiError
+from pytest_marathon.backends.base import Backend
+
+AuditHook = Callable[[dict[str, Any]], None]
+#: How long a watch stays open for changes (wall seconds) unless the client asks for less.
+WATCH_HOLD_SECONDS = 2.0
+_WATCH_POLL_SECONDS = 0.1
+
+
+class KubeApiServer:
+    """The Kubernetes REST API over a live backend, on a loopback port (0: any free one)."""
+
+    def __init__(self, backend: Backend, *, host: str = "127.0.0.1", port: int = 0,
+                 audit: AuditHook | None = None, lock: threading.RLock | None = None,
+                 clock_token: str | None = None) -> None:
+        self.api = KubeApi(backend, clock_token)
+        self.backend = backend
+        self.lock = lock or threading.RLock()
+        self.audit = audit
+        self._httpd = ThreadingHTTPServer((host, port), _handler_for(self))
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="kube-api", daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def now(self) -> float:
+        with self.lock:
+            return self.backend.now
+
+    def advance_to(self, t: float) -> float:
+        """Step the backend's clock (the same path as `POST /marathon/v1/clock`)."""
+        with self.lock:
+            self.api.advance_to(t)
+            return self.backend.now
+
+    def close(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> KubeApiServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def record(self, verb: str, path: str, status: int) -> None:
+        if self.audit is not None and not path.startswith(CLOCK_PATH):
+            self.audit({"verb": verb, "path": path, "status": status})
+
+
+def start_kube_api(backend: Backend, *, host: str = "127.0.0.1", port: int = 0,
+                   audit: AuditHook | None = None, lock: threading.RLock | None = None,
+                   clock_token: str | None = None) -> KubeApiServer:
+    """Serve the Kubernetes API over `backend`. `audit` gets one `{verb, path, status}` per
+    request; `clock_token`, when given, is the bearer token `POST /marathon/v1/clock` needs."""
+    return KubeApiServer(backend, host=host, port=port, audit=audit, lock=lock, clock_token=clock_token)
+
+
+def _handler_for(server: KubeApiServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        server_version = "pytest-marathon-kube-api"
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
+            """Quiet: the audit hook is the request log."""
+
+        def _serve(self) -> None:
+            parts = urlsplit(self.path)
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            query = parse_qs(parts.query, keep_blank_values=True)
+            target = parse_target(parts.path)
+            verb = verb_of(self.command, target, query)
+            if verb == "watch" and target is not None:
+                self._watch(parts.path, parts.query, query, verb)
+                return
+            try:
+                with server.lock:
+                    reply = server.api.handle(self.command, parts.path, parts.query, _headers(self.headers), body)
+            except ApiError as exc:
+                reply = json_reply(exc.status(), exc.code)
+            server.record(verb, self.path, reply.status)
+            self._send(reply)
+
+        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
+
+        def _send(self, reply: Reply) -> None:
+            self.send_response(reply.status)
+            self.send_header("Content-Type", reply.content_type)
+            self.send_header("Content-Length", str(len(reply.body)))
+            self.end_headers()
+            self.wfile.write(reply.body)
+
+        def _watch(self, path: str, query_text: str, query: dict[str, list[str]], verb: str) -> None:
+            """Stream WatchEvents: the objects that changed since the client's resourceVersion
+            (all of them for a fresh watch), then any change while the watch is held."""
+            try:
+                with server.lock:
+                    server.api.handle("GET", path, "", _headers(self.headers), b"")  # authorize, check path
+                    target = parse_target(path)
+                    assert target is not None
+                    seen_rv = query.get("resourceVersion", [""])[0]
+                    items = server.api.objects(target, query)
+                    rv = server.api.resource_version
+            except ApiError as exc:
+                server.record(verb, self.path, exc.code)
+                self._send(json_reply(exc.status(), exc.code))
+                return
+            server.record(verb, self.path, 200)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            known = {o["metadata"]["name"]: o for o in items}
+            kind = "ADDED" if seen_rv in ("", "0") else "MODIFIED"
+            try:
+                if seen_rv != rv:
+                    for obj in items:
+                        self._event(kind, obj)
+                hold = min(WATCH_HOLD_SECONDS, float(query.get("timeoutSeconds", [WATCH_HOLD_SECONDS])[0]))
+                deadline = time.monotonic() + hold
+                while time.monotonic() < deadline:
+                    time.sleep(_WATCH_POLL_SECONDS)
+                    with server.lock:
+                        if server.api.resource_version == rv:
+                            continue
+                        rv = server.api.resource_version
+                        fresh = {o["metadata"]["name"]: o for o in server.api.objects(target, query)}
+                    for name, obj in fresh.items():
+                        if name not in known:
+                            self._event("ADDED", obj)
+                        elif _changed(known[name], obj):
+                            self._event("MODIFIED", obj)
+                    for name, obj in known.items():
+                        if name not in fresh:
+                            self._event("DELETED", obj)
+                    known = fresh
+                self.wfile.write(b"0\r\n\r\n")
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            self.close_connection = True
+
+        def _event(self, kind: str, obj: dict[str, Any]) -> None:
+            data = json.dumps({"type": kind, "object": obj}, separators=(",", ":")).encode() + b"\n"
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
+
+    return Handler
+
+
+def _changed(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    strip = lambda o: {**o, "metadata": {k: v for k, v in o["metadata"].items() if k != "resourceVersion"}}  # noqa: E731
+    return strip(old) != strip(new)
+
+
+def _headers(headers: Any) -> dict[str, str]:
+    """Header names as HTTP means them, case-insensitive: one canonical spelling each."""
+    return {name.title(): value for name, value in headers.items()}
