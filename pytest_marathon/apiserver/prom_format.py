@@ -67,7 +67,7 @@ def parse_time(text: str) -> float:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         raise ValueError(f'cannot parse "{text}" to a valid timestamp') from None
-    if moment.tzinfo is None:
+    if moment.tzinfo is None or text[10:11] not in ("T", "t"):  # RFC3339, not any ISO 8601
         raise ValueError(f'cannot parse "{text}" to a valid timestamp')
     return to_virtual(moment.timestamp())
 

@@ -9,8 +9,9 @@ its `timeout` is `timeout` (503; checked when the evaluation returns, since a Py
 cannot be interrupted).
 
 A time after the twin's `now` is answered as Prometheus answers a time it has no data for yet:
-from the samples that exist (the newest within the lookback window, or nothing). Such a query
-runs on a throwaway engine, so nothing cached for a time the twin has not reached outlives it.
+from the samples that exist (the newest within the lookback window, or nothing); the engine is
+renewed whenever the twin moves on, so nothing cached for such a time outlives the twin
+reaching it.
 """
 
 from __future__ import annotations
@@ -55,30 +56,29 @@ class PromQueries:
             raise ValueError("the Prometheus API needs a backend with a series store")
         self._backend = backend
         self._store = backend.store
-        self._engine: PromQLEngine | None = None
+        self._shared: PromQLEngine | None = None
         self._engine_now: float | None = None
 
     @property
     def now(self) -> float:
         return float(self._backend.now)
 
-    def _engine_for(self, latest: float) -> PromQLEngine:
-        """The shared engine, renewed whenever the twin moved on (its per-time cache must not
-        outlive the data it saw); a throwaway one for a time the twin has not reached."""
+    def _engine(self) -> PromQLEngine:
+        """The shared engine, renewed whenever the twin moved on: it caches answers per
+        evaluation time, and an answer for a time the twin had not reached (or had just
+        reached) must not outlive the samples that arrive after it."""
         now = self.now
-        if latest > now:
-            return PromQLEngine(self._store)
-        if self._engine is None or self._engine_now != now:
-            self._engine = PromQLEngine(self._store)
+        if self._shared is None or self._engine_now != now:
+            self._shared = PromQLEngine(self._store)
             self._engine_now = now
-        return self._engine
+        return self._shared
 
     # /api/v1/query ----------------------------------------------------------------------------
     def query(self, params: Params) -> dict[str, Any]:
         t = _time_param(params, "time", self.now)
         deadline = _deadline(params)
         query = _one(params, "query")
-        engine = self._engine_for(t)
+        engine = self._engine()
         node = _compile(engine, query)
         result = _run(lambda: engine.instant(query, t), deadline)
         if node.kind == "scalar":
@@ -119,7 +119,7 @@ class PromQueries:
             )
         deadline = _deadline(params)
         query = _one(params, "query")
-        engine = self._engine_for(end)
+        engine = self._engine()
         node = _compile(engine, query)
         if node.kind not in ("vector", "scalar"):
             kind = "range vector" if node.kind == "matrix" else node.kind
