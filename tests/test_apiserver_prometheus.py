@@ -221,6 +221,12 @@ def test_get_current_metric_value_reads_the_twins_now(
     _assert_vector(api, expected, END)
 
 
+def test_the_client_finds_the_server_up(scene: Scene, client: Any) -> None:
+    assert client.check_prometheus_connection()
+    with urllib.request.urlopen(f"{scene.url}/-/ready", timeout=10) as answer:
+        assert answer.read() == b"Prometheus Server is Ready.\n"
+
+
 def test_all_metrics_lists_the_store(scene: Scene, client: Any) -> None:
     assert client.all_metrics() == scene.backend.store.names()
 

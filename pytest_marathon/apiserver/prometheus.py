@@ -43,6 +43,13 @@ BUILD_INFO = {
     "buildDate": "",
     "goVersion": "",
 }
+# web/web.go: the health and readiness probes; "/" (upstream: a redirect to the web UI, which
+# the twin has none of) answers so that clients probing the server root find it up.
+PLAIN = {
+    "/-/healthy": "Prometheus Server is Healthy.\n",
+    "/-/ready": "Prometheus Server is Ready.\n",
+    "/": "The twin's Prometheus HTTP API: see /api/v1/.\n",
+}
 
 
 @dataclass
@@ -121,6 +128,9 @@ def _handler(api: PrometheusApi, lock: Any) -> type[BaseHTTPRequestHandler]:
                 if self.headers.get_content_type() == "application/x-www-form-urlencoded":
                     for name, values in parse_qs(body, keep_blank_values=True).items():
                         params[name] = values + params.get(name, [])  # Go: body before URL
+            if method == "GET" and parts.path in PLAIN:
+                self._send(200, PLAIN[parts.path].encode(), "text/plain; charset=utf-8")
+                return
             endpoint = api.route(method, parts.path)
             if endpoint is None:
                 if api.route("GET", parts.path) is None:
