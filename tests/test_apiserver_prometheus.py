@@ -38,6 +38,7 @@ from pytest_marathon.apiserver.prom_format import (
 )
 from pytest_marathon.apiserver.prometheus import start_prometheus_api
 from pytest_marathon.backends import create_backend
+from pytest_marathon.tsdb import is_stale
 
 prometheus_api_client = pytest.importorskip(
     "prometheus_api_client", reason="prometheus-api-client is not installed (the `test` extra)"
@@ -358,6 +359,21 @@ def test_scalar_and_string_results(scene: Scene) -> None:
     assert nan == [TWIN_EPOCH_UNIX + 5, "NaN"]
     text = _get(scene.url, "/api/v1/query", query='"hello"', time=to_unix(5.5))[1]["data"]
     assert text == {"resultType": "string", "result": [TWIN_EPOCH_UNIX + 5.5, "hello"]}
+
+
+def test_a_range_vector_holds_no_staleness_markers(scene: Scene, promql: PromQLEngine) -> None:
+    """A series that went away ends in Prometheus' stale marker: a range vector skips it."""
+    series = next(s for s in scene.backend.store if any(is_stale(v) for v in s.values))
+    marked = next(t for t, v in zip(series.times, series.values) if is_stale(v))
+    matchers = ",".join(f'{k}="{v}"' for k, v in series.key if k != "__name__")
+    expr = f"{series.name}{{{matchers}}}[2m]"
+    [raw] = promql.instant(expr, marked + 5)
+    assert any(is_stale(v) for _, v in raw["values"])
+    _, body = _get(scene.url, "/api/v1/query", query=expr, time=to_unix(marked + 5))
+    [answer] = body["data"]["result"]
+    assert answer["values"] == [
+        [to_unix(t), sample_value(v)] for t, v in raw["values"] if not is_stale(v)
+    ]
 
 
 def test_a_query_without_time_is_at_the_twins_now(scene: Scene, promql: PromQLEngine) -> None:

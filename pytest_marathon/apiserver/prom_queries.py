@@ -36,7 +36,7 @@ from pytest_marathon.apiserver.prom_format import (
     timestamp,
 )
 from pytest_marathon.backends.base import Backend
-from pytest_marathon.tsdb import Series
+from pytest_marathon.tsdb import Series, is_stale
 
 Params = Mapping[str, Sequence[str]]
 MAX_POINTS = 11000  # web/api/v1/api.go queryRange: points per series
@@ -85,8 +85,8 @@ class PromQueries:
             return {"resultType": "scalar", "result": [timestamp(t), sample_value(float(result))]}
         if node.kind == "string":
             return {"resultType": "string", "result": [timestamp(t), str(result)]}
-        if node.kind == "matrix":
-            return {"resultType": "matrix", "result": [_points(e) for e in result]}
+        if node.kind == "matrix":  # a range vector holds no staleness markers (as upstream)
+            return {"resultType": "matrix", "result": [_points(e, drop_stale=True) for e in result]}
         return {
             "resultType": "vector",
             "result": [
@@ -266,8 +266,12 @@ def _metric(labels: Any) -> dict[str, str]:
     return {str(k): str(v) for k, v in dict(labels).items()}
 
 
-def _points(entry: Mapping[str, Any]) -> dict[str, Any]:
+def _points(entry: Mapping[str, Any], drop_stale: bool = False) -> dict[str, Any]:
     return {
         "metric": _metric(entry["labels"]),
-        "values": [[timestamp(t), sample_value(v)] for t, v in entry["values"]],
+        "values": [
+            [timestamp(t), sample_value(v)]
+            for t, v in entry["values"]
+            if not (drop_stale and is_stale(v))
+        ],
     }

@@ -142,11 +142,17 @@ def _handler(api: PrometheusApi, lock: Any) -> type[BaseHTTPRequestHandler]:
                 with lock:
                     data = endpoint(params)
             except ApiError as problem:
-                answer = {"status": "error", "errorType": problem.error_type, "error": problem.message}
-                self._send(problem.status, json.dumps(answer).encode(), "application/json")
+                self._error(problem)
+                return
+            except Exception as problem:  # a bug of ours: say so as upstream's errorInternal
+                self._error(ApiError("internal", f"{type(problem).__name__}: {problem}"))
                 return
             body_out = json.dumps({"status": "success", "data": data}, allow_nan=False)
             self._send(200, body_out.encode(), "application/json")
+
+        def _error(self, problem: ApiError) -> None:
+            answer = {"status": "error", "errorType": problem.error_type, "error": problem.message}
+            self._send(problem.status, json.dumps(answer).encode(), "application/json")
 
         def _send(self, status: int, body: bytes, content_type: str) -> None:
             self.send_response(status)
