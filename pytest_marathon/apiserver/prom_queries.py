@@ -174,6 +174,9 @@ class PromQueries:
         return sorted(found, key=lambda s: s.key)
 
 
+_EMPTY_MATCHERS = "match[] must contain at least one non-empty matcher"
+
+
 class _Selector:
     """A `match[]` series selector (web/api/v1/api.go parseMatchersParam)."""
 
@@ -183,6 +186,8 @@ class _Selector:
         try:
             parsed = pp.parse(text)
         except ValueError as problem:
+            if "at least one non-empty matcher" in str(problem):  # the parser checks it first
+                raise ValueError(_EMPTY_MATCHERS) from None
             raise ValueError(f"1:1: parse error: {problem}") from None
         if not isinstance(parsed, pp.VectorSelector):
             raise ValueError(f"1:1: parse error: expected a series selector, got {text!r}")
@@ -196,7 +201,7 @@ class _Selector:
             pattern = re.compile(m.value) if op in ("=~", "!~") else None
             self.matchers.append((op, m.name, m.value, pattern))
         if all(_match(m, "") for m in self.matchers):
-            raise ValueError("match[] must contain at least one non-empty matcher")
+            raise ValueError(_EMPTY_MATCHERS)
 
     def matches(self, series: Series) -> bool:
         labels = dict(series.key)
