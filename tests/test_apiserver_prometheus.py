@@ -211,6 +211,26 @@ def test_custom_query_range_gives_the_evaluators_values(
     _assert_matrix(api, promql.range(expr, -200.0, END, 15.0))
 
 
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    expr=st.sampled_from(EXPRESSIONS),
+    start_s=st.integers(-280, int(END)),
+    span_s=st.integers(0, 400),
+    step_ms=st.integers(1_000, 90_000),
+)
+def test_query_range_gives_the_evaluators_values(
+    scene: Scene, promql: PromQLEngine, expr: str, start_s: int, span_s: int, step_ms: int
+) -> None:
+    """Any window, also one reaching past the twin's now, with a step in milliseconds."""
+    start, end, step = float(start_s), float(start_s + span_s), step_ms / 1000
+    status, body = _post(
+        scene.url, "/api/v1/query_range", query=expr, start=to_unix(start), end=to_unix(end),
+        step=f"{step_ms}ms",
+    )
+    assert status == 200, body
+    _assert_matrix(body["data"]["result"], promql.range(expr, start, end, step))
+
+
 def test_get_current_metric_value_reads_the_twins_now(
     scene: Scene, promql: PromQLEngine, client: Any
 ) -> None:
@@ -473,6 +493,51 @@ def test_alerts_agree_with_an_engine_evaluated_live(scene: Scene) -> None:
         (_key(a["labels"]), a["state"], a["activeAt"], a["value"]) for a in body["data"]["alerts"]
     )
     assert got == expected and got
+
+
+def test_an_engine_the_caller_evaluates_is_read_not_evaluated(scene: Scene) -> None:
+    """The runner passes its own engine: the API reports its state and never evaluates it."""
+    own = start_prometheus_api(scene.backend, rule_pack_app="boutique", alerts=scene.reference)
+    try:
+        last = scene.reference.last_evaluation
+        assert _get(own.url, "/api/v1/alerts")[1] == _get(scene.url, "/api/v1/alerts")[1]
+        groups = _get(own.url, "/api/v1/rules")[1]["data"]["groups"]
+        assert {g["lastEvaluation"] for g in groups} == {rfc3339(END)}
+        assert scene.reference.last_evaluation == last
+    finally:
+        own.close()
+
+
+def test_clients_may_ask_while_the_twin_advances() -> None:
+    """Requests and time steps take turns on the handle's lock."""
+    import threading
+
+    backend = create_backend("boutique", SEED + 1)
+    handle = start_prometheus_api(backend, rule_pack_app="boutique")
+    errors: list[BaseException] = []
+
+    def advance() -> None:
+        try:
+            t = float(backend.now)
+            while t < -200:
+                t = round(t + backend.tick_seconds, 6)
+                with handle.lock:
+                    backend.advance_to(t)
+        except BaseException as problem:  # noqa: BLE001 - reported by the test
+            errors.append(problem)
+
+    stepper = threading.Thread(target=advance)
+    stepper.start()
+    answers = []
+    try:
+        while stepper.is_alive():
+            answers.append(_get(handle.url, "/api/v1/query", query=CALLS)[0])
+            answers.append(_get(handle.url, "/api/v1/rules")[0])
+            answers.append(_get(handle.url, "/api/v1/series", **{"match[]": "{namespace!=\"\"}"})[0])
+    finally:
+        stepper.join()
+        handle.close()
+    assert errors == [] and answers and set(answers) == {200}
 
 
 # --- text forms (web/api/v1/api.go parseTime/parseDuration, util/jsonutil/marshal.go) ----------
