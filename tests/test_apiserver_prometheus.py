@@ -567,8 +567,9 @@ def test_request_times_and_durations() -> None:
     assert parse_time("2025-12-31T23:55:00.5+00:00") == -299.5
     assert parse_time(str(TWIN_EPOCH_UNIX + 12.25)) == 12.25
     assert parse_duration("1m30s") == 90.0 and parse_duration("2.5") == 2.5
-    with pytest.raises(ValueError):
-        parse_time("2026-01-01 00:00:00")
+    for text in ("2026-01-01 00:00:00", "NaN", "inf"):
+        with pytest.raises(ValueError):
+            parse_time(text)
     with pytest.raises(ValueError):
         parse_duration("1.5m")
 

@@ -60,9 +60,13 @@ def parse_time(text: str) -> float:
     """A request time (unix seconds as a float, or RFC3339) as virtual time; Prometheus keeps
     millisecond precision, so do we."""
     try:
-        return to_virtual(float(text))
+        unix = float(text)
     except ValueError:
         pass
+    else:
+        if not math.isfinite(unix):
+            raise ValueError(f'cannot parse "{text}" to a valid timestamp')
+        return to_virtual(unix)
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
