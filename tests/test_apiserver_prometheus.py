@@ -473,6 +473,21 @@ def test_rules_lists_every_rule_of_the_pack_with_its_state(scene: Scene) -> None
     assert all(g["lastEvaluation"] == rfc3339(END) for g in groups)
 
 
+def test_rules_filters(scene: Scene) -> None:
+    """web/api/v1/api.go rules: rule_name[], rule_group[], type, exclude_alerts."""
+    pack = load_rule_pack("boutique")
+    _, body = _get(scene.url, "/api/v1/rules", **{"rule_name[]": ["RedisDown", "PodOOMKilled"]})
+    rules = [r for g in body["data"]["groups"] for r in g["rules"]]
+    assert sorted(r["name"] for r in rules) == ["PodOOMKilled", "RedisDown"]
+    group = pack.rule("RedisDown").group
+    _, body = _get(scene.url, "/api/v1/rules", **{"rule_group[]": group}, exclude_alerts="true")
+    [only] = body["data"]["groups"]
+    assert only["name"] == group and all(r["alerts"] is None for r in only["rules"])
+    assert next(r for r in only["rules"] if r["name"] == "RedisDown")["state"] == "firing"
+    assert _get(scene.url, "/api/v1/rules", type="record")[1]["data"] == {"groups": []}
+    assert _get(scene.url, "/api/v1/rules", exclude_alerts="maybe")[0] == 400
+
+
 def test_alerts_are_quiet_before_the_fault_and_fire_after(scene: Scene) -> None:
     assert [a for a in scene.alerts_quiet["data"]["alerts"] if a["state"] == "firing"] == []
     _, body = _get(scene.url, "/api/v1/alerts")
@@ -607,6 +622,8 @@ SIDE_BY_SIDE: list[tuple[str, dict[str, str]]] = [
     ("/api/v1/series", {"match[]": "nothing_here", "start": "0", "end": "10"}),
     ("/api/v1/label/__name__/values", {"start": "0", "end": "10"}),
     ("/api/v1/labels", {"start": "0", "end": "10"}),
+    ("/api/v1/rules", {"type": "record"}),
+    ("/api/v1/rules", {"type": "everything"}),
 ]
 
 

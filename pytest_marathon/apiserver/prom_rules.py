@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_marathon.alerting import AlertEngine, load_rule_pack
 from pytest_marathon.alerting.lifecycle import AlertInstance, RuleState
-from pytest_marathon.apiserver.prom_format import go_exponent, rfc3339
+from pytest_marathon.apiserver.prom_format import go_exponent, invalid_param, rfc3339
 from pytest_marathon.backends.base import Backend
 
 # Go's zero time.Time, what Prometheus reports as `lastEvaluation` before the first one.
@@ -66,13 +67,30 @@ class AlertState:
     def alerts(self) -> dict[str, Any]:
         return {"alerts": [_alert(a) for state in self.engine.rule_states for a in _active(state)]}
 
-    def rules(self) -> dict[str, Any]:
+    def rules(self, params: Mapping[str, Sequence[str]] | None = None) -> dict[str, Any]:
+        """Groups and rules, filtered as upstream by `type`, `rule_name[]`, `rule_group[]`,
+        `file[]`; `exclude_alerts` leaves the alerts out (a group left empty is omitted)."""
+        params = params or {}
+        kind = (params.get("type") or [""])[0].lower()
+        if kind not in ("", "alert", "record"):
+            raise invalid_param("type", f'not supported value "{kind}"')
+        exclude = _parse_bool((params.get("exclude_alerts") or [""])[0].lower())
+        names, groups_wanted, files = (
+            set(params.get(key, ())) for key in ("rule_name[]", "rule_group[]", "file[]")
+        )
         engine = self.engine
         last = engine.last_evaluation
         failed = {e["alertname"]: e["error"] for e in engine.errors if e["t"] == last}
         groups: dict[str, dict[str, Any]] = {}
         for state in engine.rule_states:
             rule = state.rule
+            if (
+                kind == "record"  # the pack has alerting rules only
+                or (names and rule.name not in names)
+                or (groups_wanted and rule.group not in groups_wanted)
+                or (files and engine.pack.source not in files)
+            ):
+                continue
             group = groups.setdefault(rule.group, {
                 "name": rule.group,
                 "file": engine.pack.source,
@@ -92,7 +110,7 @@ class AlertState:
                 "keepFiringFor": rule.keep_firing_for,
                 "labels": dict(rule.labels),
                 "annotations": dict(rule.annotations),
-                "alerts": [_alert(a) for a in active],
+                "alerts": None if exclude else [_alert(a) for a in active],  # upstream: null
                 "health": health,
                 "evaluationTime": 0,
                 "lastEvaluation": ZERO_TIME if last is None else rfc3339(last),
@@ -102,6 +120,18 @@ class AlertState:
                 entry["lastError"] = failed[rule.name]
             group["rules"].append(entry)
         return {"groups": list(groups.values())}
+
+
+def _parse_bool(text: str) -> bool:
+    """web/api/v1/api.go parseExcludeAlerts: Go's strconv.ParseBool of the lowered value."""
+    if text in ("", "0", "f", "false"):
+        return False
+    if text in ("1", "t", "true"):
+        return True
+    raise invalid_param(
+        "exclude_alerts",
+        f'error converting exclude_alerts: strconv.ParseBool: parsing "{text}": invalid syntax',
+    )
 
 
 def _active(state: RuleState) -> list[AlertInstance]:

@@ -100,9 +100,9 @@ class PrometheusApi:
             return None
         return endpoint
 
-    def _rules(self, _: Params) -> Any:
+    def _rules(self, params: Params) -> Any:
         self.alert_state.catch_up()
-        return self.alert_state.rules()
+        return self.alert_state.rules(params)
 
     def _alerts(self, _: Params) -> Any:
         self.alert_state.catch_up()
