@@ -73,6 +73,17 @@ class AlertEngine:
         ordered = sorted(self._fired, key=lambda a: (a.fired_at, a.id))
         return [a.summary() for a in ordered]
 
+    @property
+    def rule_states(self) -> list[RuleState]:
+        """Each rule with its active (pending or firing) alerts, in pack order: what an API
+        listing rules and alerts reports, as Prometheus' /api/v1/rules does."""
+        return list(self._states)
+
+    @property
+    def last_evaluation(self) -> float | None:
+        """The time of the newest evaluation, None before the first."""
+        return self._last_t
+
     def firing(self) -> list[dict[str, Any]]:
         """The instances firing now, in history order."""
         return [a for a in self.history() if a["state"] == "firing"]

@@ -8,7 +8,6 @@ API is served too when this installation has it (`pytest_marathon.apiserver.prom
 from __future__ import annotations
 
 import argparse
-import inspect
 import threading
 from pathlib import Path
 from typing import Any
@@ -53,8 +52,7 @@ def _run(args: argparse.Namespace) -> int:
         path = write_kubeconfig(args.kubeconfig, server.url, backend.namespace)
         print(f"Kubernetes API: {server.url}  (namespace {backend.namespace})", flush=True)
         print(f"kubeconfig:     {path}  (kubectl --kubeconfig {path} get pods)", flush=True)
-        if prometheus is not None:
-            print(f"Prometheus API: {prometheus.url}", flush=True)
+        print(f"Prometheus API: {prometheus.url}", flush=True)
         print(f"clock:          {server.url}{CLOCK_PATH}  (virtual now {backend.now:g} s, "
               f"speed {args.speed:g}); Ctrl-C stops", flush=True)
         clock.start()
@@ -67,19 +65,14 @@ def _run(args: argparse.Namespace) -> int:
         print(f"pytest-marathon: serve stopped ({name})", flush=True)
     finally:
         clock.stop()
-        if prometheus is not None:
-            prometheus.close()
+        prometheus.close()
         server.close()
     return 0
 
 
 def _start_prometheus(backend: Any, app: str, lock: threading.RLock) -> Any:
-    """The Prometheus API over the same backend, sharing the lock where it takes one (the twin
-    is not thread-safe: a query must not run while the clock steps)."""
-    try:
-        from pytest_marathon.apiserver.prometheus import start_prometheus_api
-    except ImportError:
-        return None
-    if "lock" in inspect.signature(start_prometheus_api).parameters:
-        return start_prometheus_api(backend, rule_pack_app=app, lock=lock)
-    return start_prometheus_api(backend, rule_pack_app=app)
+    """The Prometheus API over the same backend, sharing the lock (the twin is not thread-safe:
+    a query must not run while the clock steps)."""
+    from pytest_marathon.apiserver.prometheus import start_prometheus_api
+
+    return start_prometheus_api(backend, rule_pack_app=app, lock=lock)
