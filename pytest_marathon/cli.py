@@ -20,6 +20,7 @@ _PACKAGE_COMMANDS = (
     "pytest_marathon.run.mcp_command",
     "pytest_marathon.agents.command",
     "pytest_marathon.docs_command",
+    "pytest_marathon.deploy.command",
 )
 
 
