@@ -39,16 +39,16 @@ def _run(argv: list[str], stdin: str | None = None) -> str:
 
 def missing_tools(*, create: bool) -> str | None:
     """What keeps this machine from creating (or, `create=False`, deploying to) a cluster, as one
-    phrase; None when nothing does. A docker CLI without a reachable engine counts as missing."""
+    line naming every missing piece; None when nothing does. A docker CLI whose engine does not
+    answer (`docker info` fails) counts as missing: kind could not start a node."""
     needed = ["kubectl", *(["docker", "kind"] if create else [])]
     absent = [tool for tool in needed if shutil.which(tool) is None]
-    if absent:
-        return f"{' and '.join(absent)} not found on PATH"
-    if create:
+    problems = [f"{', '.join(absent)} not found on PATH"] if absent else []
+    if create and "docker" not in absent:
         done = subprocess.run(["docker", "info", "--format", "{{.ServerVersion}}"], capture_output=True, text=True)
         if done.returncode != 0:
-            return "docker is installed but its engine is not reachable (`docker info` failed)"
-    return None
+            problems.append("docker is installed but its engine is not reachable (`docker info` failed)")
+    return "; ".join(problems) or None
 
 
 def kind_context(name: str) -> str:
