@@ -10,7 +10,7 @@ from pytest_marathon.deploy.cluster import DEFAULT_NAME, down, up
 
 def register_cluster(subparsers: Any) -> None:
     cluster = subparsers.add_parser("cluster", help="create (or reuse) a cluster running an application, or delete it")
-    cluster.add_argument("action", choices=("up", "down"))
+    cluster.add_argument("action", choices=("up", "down"), help="up: create (or reuse) and deploy; down: delete")
     cluster.add_argument("--app", default="boutique", help="application (default boutique)")
     cluster.add_argument("--name", default=DEFAULT_NAME, help=f"Kind cluster name (default {DEFAULT_NAME})")
     cluster.add_argument("--context", help="deploy to this existing kubeconfig context instead of creating a cluster")
