@@ -129,3 +129,19 @@ def test_up_with_a_context_applies_the_rule_file_stream_and_waits_on_both_namesp
     assert stream == to_yaml(render("boutique", rules_format="file"))
     assert [argv[4] for argv, _ in waits] == ["boutique", "monitoring"]
     assert all(argv[5:8] == ["wait", "--for=condition=Available", "deployment"] for argv, _ in waits)
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+def test_marathon_cluster_fixture_deploys_to_the_given_context(pytester: pytest.Pytester,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """With --marathon-context the fixture creates nothing and hands kubectl that context; an
+    unknown one is kubectl's own error, on the test that asked for the cluster."""
+    pytester.makepyfile("""
+        def test_uses_it(marathon_cluster):
+            raise AssertionError("never reached without a cluster")
+    """)
+    (pytester.path / "kubeconfig").write_text("apiVersion: v1\nkind: Config\n")
+    monkeypatch.setenv("KUBECONFIG", str(pytester.path / "kubeconfig"))
+    result = pytester.runpytest("-p", "no:randomly", "--marathon-context", "no-such-context")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*kubectl --context no-such-context failed (exit 1)*no-such-context*"])
