@@ -21,6 +21,7 @@ _PACKAGE_COMMANDS = (
     "pytest_marathon.agents.command",
     "pytest_marathon.docs_command",
     "pytest_marathon.apiserver.command",
+    "pytest_marathon.deploy.command",
 )
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from pytest_marathon.cluster_fixtures import add_cluster_options, marathon_cluster
 from pytest_marathon.fixtures import marathon, marathon_backend, marathon_orchestrator
 from pytest_marathon.interrupts import MarathonStopped, SessionStops
 from pytest_marathon.plugin_options import SETTINGS, MarathonSettings, add_options, read_settings
@@ -25,7 +26,7 @@ from pytest_marathon.results import MarathonResult, invocation_failure
 from pytest_marathon.run.stopping import Terminated
 from pytest_marathon.selection import GRID_NAME, narrow, take_selection
 
-__all__ = ["marathon", "marathon_backend", "marathon_orchestrator"]
+__all__ = ["marathon", "marathon_backend", "marathon_cluster", "marathon_orchestrator"]
 
 ITEM_RESULT = pytest.StashKey[MarathonResult]()
 PREVIOUS_BUNDLE = pytest.StashKey[str]()
@@ -34,6 +35,7 @@ COMPARED = pytest.StashKey[Any]()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
+    add_cluster_options(parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -14,6 +14,12 @@ cluster. Sources, each cited where the twin emits the series:
   in multi-target mode (`instance` is the target URL, `job` the scrape job) from the monitoring
   namespace's view of the application namespace (`namespace`).
 
+Pinned releases (the manifests deploy exactly these, `deploy/monitoring.py`): kube-state-metrics
+v2.17.0, the first release whose `internal/store/deployment.go` labels
+`kube_deployment_status_condition` with `reason` (`allowedDeploymentReasons`); redis_exporter
+v1.88.0, whose `exporter/exporter.go` and `exporter/info.go` produce every redis series below; the
+collector image the header of `otel-collector.yaml` names.
+
 The twin emits a subset of each exporter's labels (kube_pod_info has no `uid` or `pod_ip`,
 cAdvisor series no `id` or `image`); every label listed here exists on the real series.
 """
@@ -21,6 +27,13 @@ cAdvisor series no `id` or `image`); every label listed here exists on the real 
 from __future__ import annotations
 
 from collections.abc import Mapping
+
+#: The exporter images the series above are checked against, by source.
+IMAGES: Mapping[str, str] = {
+    "collector": "otel/opentelemetry-collector-contrib:0.155.0",
+    "kube-state-metrics": "registry.k8s.io/kube-state-metrics/kube-state-metrics:v2.17.0",
+    "redis_exporter": "oliver006/redis_exporter:v1.88.0",
+}
 
 _SPAN = frozenset({"job", "service_name", "span_name", "span_kind", "status_code", "rpc_grpc_status_code",
                    "server_address", "http_request_method", "http_response_status_code"})

@@ -99,18 +99,7 @@ class Cluster:
         self._start_rng = rng_for(seed, "cluster", "pod-start")
         self._ip_counter = 10
         for name, dep in spec.deployments.items():
-            template = PodTemplate(
-                image=dep.image,
-                env=dict(dep.env),
-                secret_env=dict(dep.secret_env),
-                resources={k: dict(v) for k, v in dep.resources.items()},
-                probes={k: dict(v) for k, v in dep.probes.items()},
-                container=dep.container,
-                port_name=dep.port_name,
-                args=dep.args,
-                env_order=dep.env_order,
-            )
-            deployment = Deployment(name=name, port=dep.port, template=template, replicas=dep.replicas)
+            deployment = Deployment(name=name, port=dep.port, template=PodTemplate.of(dep), replicas=dep.replicas)
             self.deployments[name] = deployment
             # the manifests are applied when the cluster starts: the first ReplicaSets date from then
             self._new_revision(deployment, "", now)

@@ -13,9 +13,12 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_marathon.twin.envvars import env_names
+
+if TYPE_CHECKING:
+    from pytest_marathon.twin.appspec import DeploymentSpec
 
 EPOCH = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
 # The API server's default spec.revisionHistoryLimit for apps/v1 Deployments
@@ -49,6 +52,22 @@ class PodTemplate:
     port_name: str = ""
     args: tuple[str, ...] = ()
     env_order: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, dep: DeploymentSpec) -> PodTemplate:
+        """The template an app definition's deployment starts with: the twin's first revision
+        and the rendered manifests (pytest_marathon/deploy/manifests.py) both build it here."""
+        return cls(
+            image=dep.image,
+            env=dict(dep.env),
+            secret_env=dict(dep.secret_env),
+            resources={k: dict(v) for k, v in dep.resources.items()},
+            probes={k: dict(v) for k, v in dep.probes.items()},
+            container=dep.container,
+            port_name=dep.port_name,
+            args=dep.args,
+            env_order=dep.env_order,
+        )
 
     def copy(self) -> PodTemplate:
         return copy.deepcopy(self)
