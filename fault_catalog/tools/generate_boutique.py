@@ -628,7 +628,7 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
                 "mechanism": "direct",
                 "target": target,
                 "culprits": culprits or [target],
-                "probe": (probe | {"signature": signature}) if probe else probe_for(target, signature),
+                "probe": (probe | {"signature": signature} if signature else probe) if probe else probe_for(target, signature),
                 "artifact": artifact,
                 "aliases": aliases or [],
                 "log": {"service": log[0], "message": log[1]},
@@ -707,8 +707,11 @@ def direct(w: Writer, app: dict[str, Any]) -> None:
             # no call waits with a deadline, but the kubelet's probes cross the delayed interface
             # too and fail after their 1 s timeout
             log=(svc, "context deadline exceeded"),
-            # the slow hop is the call into svc, or svc's own handler when its own calls are slow
-            signature=[svc, "slow"],
+            # pages are slow only until the first probes time out; from then on, for as long as
+            # the delay lasts, readiness keeps svc out of its Service and liveness restarts it
+            # (CrashLoopBackOff), so a slow-hop signature would read healthy through the fault
+            probe={"kind": "deployment_ready", "deployment": svc},
+            signature=[],
             artifact=f"pod:{svc}",
             aliases=[f"network:{svc}"],
             remedy="none",
