@@ -109,7 +109,7 @@ class _Generator:
             json_name = cls.attribute_map[attr]
             field = fields.get(attr)
             prop = self.type_schema(type_text, group, field)
-            if field is not None and field.description and "$ref" not in prop:
+            if field is not None and field.description:
                 prop = {"description": field.description, **prop}
             properties[json_name] = prop
             if field is not None and field.is_required():
@@ -207,10 +207,22 @@ def group_versions() -> list[str]:
 
 
 def _v3_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    text = json.dumps(schema).replace('"#/definitions/', '"#/components/schemas/')
-    out = json.loads(text)
-    if out.get("format") == "int-or-string":
+    """v3 spelling: refs under `#/components/schemas/`, a described ref as `allOf` (a `$ref`
+    has no siblings in OpenAPI 3.0), IntOrString as `x-kubernetes-int-or-string`."""
+    if schema.get("format") == "int-or-string":
         return {"x-kubernetes-int-or-string": True}
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "$ref":
+            out[key] = value.replace("#/definitions/", "#/components/schemas/")
+        elif key == "properties":
+            out[key] = {k: _v3_schema(v) for k, v in value.items()}
+        elif key in ("items", "additionalProperties"):
+            out[key] = _v3_schema(value)
+        else:
+            out[key] = value
+    if "$ref" in out and len(out) > 1:
+        out = {**{k: v for k, v in out.items() if k != "$ref"}, "allOf": [{"$ref": out["$ref"]}]}
     return out
 
 
