@@ -13,8 +13,11 @@ The schemas come from the `kubernetes` Python client's models, which are generat
 official specification: `openapi_types` gives each property's type, `attribute_map` its JSON
 name, the pydantic fields whether it is required and its description. Definition names are the
 official ones (`io.k8s.api.apps.v1.DeploymentSpec`), because kubectl prints them in validation
-errors; a nested model belongs to the package of the first kind that reaches it, in the order
-core, apps, autoscaling, rbac, which is how the official packages reference each other.
+errors. The Python names drop the package: a nested model belongs to the package of the first
+kind that reaches it, in the order core, apps, autoscaling, rbac, which is how the official
+packages reference each other (apps' types refer to core's, never the other way); core's
+PodTemplate is walked first for that alone, as apps reaches its PodTemplateSpec before any
+served core kind does.
 """
 
 from __future__ import annotations
@@ -158,6 +161,7 @@ def _class_description(cls: type) -> str:
 def definitions() -> dict[str, dict[str, Any]]:
     """Every definition, keyed by its official name, in a stable order."""
     gen = _Generator()
+    gen.name_of("V1PodTemplateSpec", "")  # core's, though only apps' kinds reach it here
     for group, version, kind, model in ROOT_KINDS:
         gen.add(model, group, {"group": group, "version": version, "kind": kind})
     if gen.uses_int_or_string:
