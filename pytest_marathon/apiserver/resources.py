@@ -88,6 +88,8 @@ class KubeApi:
         # the operator (who runs the benchmark, holding this bearer token) may read beyond the
         # agent's namespace, so a dry-run of the monitoring manifests works with its kubeconfig
         self.operator_token = operator_token
+        # set (to the reason) while a marathon is recorded: nothing may change behind the agent
+        self.read_only: str | None = None
         # who may move time: anyone on loopback, or (with a token) only who holds it, so an
         # agent handed the kubeconfig cannot step the clock of the marathon it is scored on
         self.clock_token = clock_token
@@ -107,6 +109,8 @@ class KubeApi:
     # --- entry -------------------------------------------------------------------------------------------
     def handle(self, method: str, path: str, query_text: str, headers: Mapping[str, str], body: bytes) -> Reply:
         query = parse_qs(query_text, keep_blank_values=True)
+        if self.read_only is not None and method not in ("GET", "HEAD"):
+            raise ApiError(403, "Forbidden", self.read_only)
         if path == CLOCK_PATH:
             return self._clock(method, body, headers)
         static = self._discovery(path, headers)
