@@ -164,3 +164,28 @@ def test_a_sandboxed_cmd_agent_cannot_reach_the_served_apis(tmp_path: Path, monk
         monkeypatch.delenv("MARATHON_SANDBOX")
         sandbox_support.cache_clear()
     assert statuses != ["ok", "ok"]
+
+
+def test_the_plugin_and_the_cli_print_the_addresses(pytester: pytest.Pytester, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """`--marathon-serve-api` writes them past output capturing; `run --serve-api` on stderr
+    (stdout stays the result, `--json` parseable). The noop agent is its own baseline: one run."""
+    scenario = tmp_path / "quiet.yaml"
+    scenario.write_text(QUIET)
+    result = pytester.runpytest("--marathon-app=boutique", "--agent=noop", f"--marathon-scenario={scenario}",
+                                "--marathon-serve-api", "-p", "no:cacheprovider", "-p", "no:randomly")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["marathon: Kubernetes API: http://127.0.0.1:*  (read-only while the marathon*",
+                                 "marathon: Prometheus API: http://127.0.0.1:*",
+                                 "marathon: kubeconfig: *kubeconfig.yaml  (kubectl --kubeconfig *get pods)"])
+    capsys.readouterr()
+    from pytest_marathon.cli import main
+
+    code = main(["run", "--app", "boutique", "--agent", "noop", "--scenario", str(scenario), "--seed", "1",
+                 "--out", str(tmp_path / "cli"), "--baseline-cache", str(tmp_path / "cache"), "--serve-api",
+                 "--json", "--alerts", "0"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert json.loads(out)
+    assert [line.split(":")[1].strip() for line in err.splitlines() if line.startswith("pytest-marathon: ")
+            and ("API:" in line or "kubeconfig:" in line)] == ["Kubernetes API", "Prometheus API", "kubeconfig"]
