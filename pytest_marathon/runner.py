@@ -300,9 +300,14 @@ class _Marathon:
             backend, config.app, session.turn, engine, self.serve_api)
         # with the APIs served, the twin steps under the lock their reads and the tool calls hold
         stepping = session.turn if apis is not None else contextlib.nullcontext()
-        workspace = _private_workspace()
-        hidden = (config.out_dir, *self.hidden, *(() if apis is None else (apis.folder,)))
-        self.isolation = RunIsolation(self.agent, workspace, hidden)
+        try:
+            workspace = _private_workspace()
+            hidden = (config.out_dir, *self.hidden, *(() if apis is None else (apis.folder,)))
+            self.isolation = RunIsolation(self.agent, workspace, hidden)
+        except BaseException:
+            if apis is not None:
+                apis.close()
+            raise
         tick = float(backend.tick_seconds)
         horizon = float(scenario.duration_s)
         invocations = int(horizon // config.delta_s)
