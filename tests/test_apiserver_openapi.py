@@ -153,3 +153,30 @@ def test_the_monitoring_namespace_is_the_operators_not_the_agents(kubectl: Kubec
     assert operator.returncode == 1 and "(NotFound)" in operator.stderr, operator.stderr
     secret = kubectl("get", "secret", "redis-cart-credentials")
     assert "(Forbidden)" in secret.stderr and "reading secrets is forbidden" in secret.stderr
+
+
+@needs_kubectl
+def test_serve_writes_an_operator_kubeconfig_over_tls(tmp_path: Path) -> None:
+    import signal
+    import sys
+
+    agent, operator = tmp_path / "agent.yaml", tmp_path / "operator.yaml"
+    process = subprocess.Popen([sys.executable, "-m", "pytest_marathon", "serve", "--speed", "0", "--kubeconfig",
+                                str(agent), "--operator-kubeconfig", str(operator)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        lines = [process.stdout.readline() for _ in range(3)]
+        assert lines[0].startswith("Kubernetes API: https://127.0.0.1:"), lines
+        assert lines[2].startswith(f"operator:       {operator}"), lines
+        assert operator.stat().st_mode & 0o077 == 0
+        run = Kubectl(None, agent, operator, tmp_path / "cache")  # type: ignore[arg-type]
+        pods = run("get", "pods")
+        assert pods.returncode == 0 and "frontend-" in pods.stdout, pods.stderr
+        assert "(Forbidden)" in run("get", "namespace", "monitoring").stderr
+        assert "(NotFound)" in run("get", "namespace", "monitoring", as_operator=True).stderr
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == 0
