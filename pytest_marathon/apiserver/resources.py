@@ -306,7 +306,8 @@ def _openapi(path: str, accept: str) -> Reply:
         return Reply(200, openapi.v2_json())
     if path == "/openapi/v3":
         return Reply(200, openapi.v3_index_json())
-    body = openapi.v3_group_json(path.removeprefix("/openapi/v3/")) if path.startswith("/openapi/v3/") else None
+    group_version = path.removeprefix("/openapi/v3/")
+    body = openapi.v3_group_json(group_version) if group_version in openapi.group_versions() else None
     if body is None:
         return json_reply(ApiError(404, "NotFound", "the server could not find the requested resource").status(), 404)
     return Reply(200, body)

@@ -11,6 +11,7 @@ rollout as the clock moves (client-go tools/cache/reflector.go).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -119,8 +120,11 @@ def _handler_for(server: KubeApiServer) -> type[BaseHTTPRequestHandler]:
             if verb == "watch" and target is not None:
                 self._watch(parts.path, parts.query, query, verb)
                 return
+            # OpenAPI comes from the client's models, not the twin: generating it (seconds, once)
+            # must not hold up the twin's clock, which a marathon steps under the same lock
+            lock = contextlib.nullcontext() if parts.path.startswith("/openapi/") else server.lock
             try:
-                with server.lock:
+                with lock:
                     reply = server.api.handle(self.command, parts.path, parts.query, _headers(self.headers), body)
             except ApiError as exc:
                 reply = json_reply(exc.status(), exc.code)
