@@ -69,6 +69,14 @@ _DICT = re.compile(r"^(?:Dict\[str, |dict\(str, )(.+)[\])]$")
 _PREFIX = re.compile(r"^(?:CoreV1|RbacV1|AppsV1|V1|V2|V1beta1)(?=[A-Z])")
 
 
+def available() -> bool:
+    """Whether the `kubernetes` client is installed (extras `cluster` and `test`): without its
+    models there is nothing to generate from, and `/openapi/*` stays 404 as on old servers."""
+    import importlib.util
+
+    return importlib.util.find_spec("kubernetes") is not None
+
+
 def _models() -> Any:
     from kubernetes.client import models
 

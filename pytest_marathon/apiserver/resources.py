@@ -300,6 +300,8 @@ class KubeApi:
 def _openapi(path: str, accept: str) -> Reply:
     """`/openapi/v2` (protobuf when asked for it, as client-go does), `/openapi/v3` and its
     per-group-version documents; the `hash` query of the index's URLs is ignored."""
+    if not openapi.available():
+        return json_reply(ApiError(404, "NotFound", "the server could not find the requested resource").status(), 404)
     if path == "/openapi/v2":
         if "protobuf" in accept:
             return Reply(200, openapi.v2_protobuf(), "application/com.github.proto-openapi.spec.v2.v1.0+protobuf")
