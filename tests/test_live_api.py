@@ -166,6 +166,7 @@ def test_a_sandboxed_cmd_agent_cannot_reach_the_served_apis(tmp_path: Path, monk
     assert statuses != ["ok", "ok"]
 
 
+@pytest.mark.slow  # two scored runs (~15 s); the runner's side is in the default tests above
 def test_the_plugin_and_the_cli_print_the_addresses(pytester: pytest.Pytester, tmp_path: Path,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     """`--marathon-serve-api` writes them past output capturing; `run --serve-api` on stderr
