@@ -190,3 +190,21 @@ def test_the_plugin_and_the_cli_print_the_addresses(pytester: pytest.Pytester, t
     assert json.loads(out)
     assert [line.split(":")[1].strip() for line in err.splitlines() if line.startswith("pytest-marathon: ")
             and ("API:" in line or "kubeconfig:" in line)] == ["Kubernetes API", "Prometheus API", "kubeconfig"]
+
+
+def test_time_the_runner_moves_is_a_new_resource_version() -> None:
+    """The runner steps the backend itself, not through the API: the API still versions it, so
+    a watch (`kubectl get -w`, `rollout status`) sees the world move."""
+    from pytest_marathon.apiserver.server import start_kube_api
+    from pytest_marathon.backends import create_backend
+
+    twin = create_backend("boutique", 1)
+    with start_kube_api(twin) as server:
+        def version() -> str:
+            return _get(f"{server.url}/apis/apps/v1/namespaces/boutique/deployments")[1]["metadata"]["resourceVersion"]
+
+        first = version()
+        assert version() == first
+        with server.lock:
+            twin.advance_to(twin.now + twin.tick_seconds)
+        assert int(version()) > int(first)

@@ -95,11 +95,17 @@ class KubeApi:
         self.clock_token = clock_token
         self.shaper = Shaper(backend)
         self.revision = 0  # resourceVersion: bumped by every clock step and change
+        self._seen_now = backend.now
         # the project's own policy words the refusals, so kubectl and the tools say the same
         self._policy = Policy(backend, PolicyConfig(), lambda _incident: False)
 
     @property
     def resource_version(self) -> str:
+        # time moved by someone else (a marathon's runner steps the backend itself): a new
+        # version, so watches and `rollout status` see the change
+        if self.backend.now != self._seen_now:
+            self._seen_now = self.backend.now
+            self.revision += 1
         return str(self.revision + 1)
 
     def now_datetime(self) -> datetime:
