@@ -106,6 +106,7 @@ class MarathonItem(pytest.Item):
             baseline_cache=settings.cache_dir,
             sign_key=settings.sign_key,
             isolation_required=settings.require_isolation,
+            serve_api=_serve_api_for(self.config) if settings.serve_api else None,
         )
         self.stash[ITEM_RESULT] = result
         from pytest_marathon.ci.junit import legacy_family, metric_pairs
@@ -327,6 +328,25 @@ class MarathonSession:
 
 
 # progress ------------------------------------------------------------------------------------
+
+
+def _serve_api_for(config: pytest.Config) -> Any:
+    """Live APIs whose addresses reach the terminal past output capturing (`run.live_api`)."""
+    from pytest_marathon.run.live_api import ServeApi
+
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    capman = config.pluginmanager.get_plugin("capturemanager")
+    if reporter is None:
+        return ServeApi()
+
+    def announce(line: str) -> None:
+        if capman is None:
+            reporter.write_line(f"marathon: {line}")
+            return
+        with capman.global_and_fixture_disabled():
+            reporter.write_line(f"marathon: {line}")
+
+    return ServeApi(announce=announce)
 
 
 def _progress_for(config: pytest.Config) -> Any:

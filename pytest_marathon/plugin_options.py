@@ -168,6 +168,14 @@ def add_options(parser: pytest.Parser) -> None:
         default=False,
     )
     group.addoption(
+        "--marathon-serve-api",
+        dest="marathon_serve_api",
+        action="store_true",
+        default=False,
+        help="while each run is recorded, serve the Kubernetes and Prometheus APIs over its live "
+        "backend, read-only; the addresses and kubeconfig are printed (not with -n)",
+    )
+    group.addoption(
         "--marathon-seed-salt",
         dest="marathon_seed_salt",
         default=None,
@@ -212,6 +220,8 @@ class MarathonSettings:
     price_table: Path | None = None
     #: Refuse agents below the sandbox (`--marathon-require-isolation`).
     require_isolation: bool = False
+    #: Serve the live APIs read-only while each run is recorded (`--marathon-serve-api`).
+    serve_api: bool = False
     #: The session's secret seed salt (None: public schedules); never in the repr.
     seed_salt: str | None = field(default=None, repr=False)
 
@@ -332,6 +342,7 @@ def read_settings(config: pytest.Config) -> MarathonSettings:
         sign_key=sign_key,
         **_metering(config, here),
         require_isolation=require_isolation,
+        serve_api=bool(config.getoption("marathon_serve_api", False)),
         seed_salt=_seed_salt(config),
     )
 

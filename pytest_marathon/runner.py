@@ -18,6 +18,7 @@ baseline cache; the manifest records the isolation level reached.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -44,6 +45,7 @@ from pytest_marathon.results import MarathonResult
 from pytest_marathon.run.baseline import DEFAULT_CACHE_DIR, NOOP_AGENT, cached_noop_bundle
 from pytest_marathon.run.completions import CompletionTracker
 from pytest_marathon.run.invoke import RevocableTools, call_with_budget
+from pytest_marathon.run.live_api import ServeApi, start_live_apis
 from pytest_marathon.run.previous import keep_previous
 from pytest_marathon.run.progress import ProgressSink, ProgressState, SilentProgress
 from pytest_marathon.run.stopping import StopSignals, Terminated, stop_exception
@@ -82,6 +84,7 @@ def run_marathon(
     score: bool = True,
     sign_key: Ed25519PrivateKey | None = None,
     isolation_required: bool = False,
+    serve_api: ServeApi | None = None,
 ) -> MarathonResult:
     """Run one marathon, seal its bundle and score it against the cached noop baseline.
 
@@ -90,12 +93,14 @@ def run_marathon(
     `sign_key` signs the bundle at sealing (and a noop baseline this run has to record). It is
     not part of `config`: who vouches for a run does not change what the run is.
     `isolation_required` refuses (IsolationRequired, a ValueError) an agent that would run below
-    the sandbox, built-in baselines excepted.
+    the sandbox, built-in baselines excepted. `serve_api` serves the Kubernetes and Prometheus
+    APIs read-only over the live backend while the run is recorded (`run.live_api`); like
+    signing, watching does not change what the run is.
     """
     hidden = () if baseline_cache is None else (Path(baseline_cache),)
     bundle = record_marathon(
         config, agent=agent, progress=progress, sign_key=sign_key, hidden=hidden,
-        isolation_required=isolation_required,
+        isolation_required=isolation_required, serve_api=serve_api,
     )
     if not score:
         return MarathonResult(
@@ -165,6 +170,7 @@ def record_marathon(
     sign_key: Ed25519PrivateKey | None = None,
     hidden: tuple[Path, ...] = (),
     isolation_required: bool = False,
+    serve_api: ServeApi | None = None,
 ) -> Path:
     """Run the loop and write the sealed bundle (signed with `sign_key`); returns its directory.
 
@@ -182,7 +188,8 @@ def record_marathon(
     _check_bundle_folder(Path(config.out_dir))
     stops = StopSignals()
     marathon = _Marathon(
-        config, agent, progress or SilentProgress(), sign_key=sign_key, hidden=hidden, stops=stops
+        config, agent, progress or SilentProgress(), sign_key=sign_key, hidden=hidden, stops=stops,
+        serve_api=serve_api,
     )
     with stops:
         try:
@@ -255,6 +262,7 @@ class _Marathon:
     isolation: RunIsolation | None = None
     stops: StopSignals = field(default_factory=StopSignals)
     session: Any = None
+    serve_api: ServeApi | None = None
 
     def run(self) -> None:
         config = self.config
@@ -288,8 +296,18 @@ class _Marathon:
             if getattr(self.agent, "needs_mcp", False)
             else None
         )
-        workspace = _private_workspace()
-        self.isolation = RunIsolation(self.agent, workspace, (config.out_dir, *self.hidden))
+        apis = None if self.serve_api is None else start_live_apis(
+            backend, config.app, session.turn, engine, self.serve_api)
+        # with the APIs served, the twin steps under the lock their reads and the tool calls hold
+        stepping = session.turn if apis is not None else contextlib.nullcontext()
+        try:
+            workspace = _private_workspace()
+            hidden = (config.out_dir, *self.hidden, *(() if apis is None else (apis.folder,)))
+            self.isolation = RunIsolation(self.agent, workspace, hidden)
+        except BaseException:
+            if apis is not None:
+                apis.close()
+            raise
         tick = float(backend.tick_seconds)
         horizon = float(scenario.duration_s)
         invocations = int(horizon // config.delta_s)
@@ -298,25 +316,26 @@ class _Marathon:
         n = 0
         try:
             while t < horizon:
-                t = round(t + tick, 6)
-                for record in orchestrator.step(t):
-                    self._append("schedule", record)
-                    self.injected.append(record)
-                for record in orchestrator.take_releases():
-                    self._append("releases", record)
-                backend.advance_to(t)
-                for completion in self.completions.completed(t):
-                    self._append("interventions", completion)
-                for sample in backend.sli_samples(since=last_sli):
-                    if sample.t > last_sli:
-                        self._append("sli", _sli_record(sample))
-                        last_sli = sample.t
-                if t % ALERT_EVERY_S == 0:
-                    for alert in engine.evaluate(t):
-                        self._append("alerts", alert)
-                    if t >= 0:
-                        for probe in orchestrator.probe_samples(t):
-                            self._append("probes", probe)
+                with stepping:
+                    t = round(t + tick, 6)
+                    for record in orchestrator.step(t):
+                        self._append("schedule", record)
+                        self.injected.append(record)
+                    for record in orchestrator.take_releases():
+                        self._append("releases", record)
+                    backend.advance_to(t)
+                    for completion in self.completions.completed(t):
+                        self._append("interventions", completion)
+                    for sample in backend.sli_samples(since=last_sli):
+                        if sample.t > last_sli:
+                            self._append("sli", _sli_record(sample))
+                            last_sli = sample.t
+                    if t % ALERT_EVERY_S == 0:
+                        for alert in engine.evaluate(t):
+                            self._append("alerts", alert)
+                        if t >= 0:
+                            for probe in orchestrator.probe_samples(t):
+                                self._append("probes", probe)
                 if t >= 0 and t % config.delta_s == 0 and n < invocations:
                     n += 1
                     self._show(t, horizon, n, invocations)
@@ -324,6 +343,8 @@ class _Marathon:
                 elif t % 60 == 0:
                     self._show(t, horizon, n, invocations)
         finally:
+            if apis is not None:
+                apis.close()
             self.isolation.close()
             orchestrator.finish()
             if self.recorder is not None and self.recorder.state == "running":

@@ -12,6 +12,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -229,31 +230,61 @@ def test_prometheus_configuration_passes_promtool(file_docs: list[dict[str, Any]
     assert jobs == ["otel-collector", "kube-state-metrics", "redis_exporter_targets", "kubernetes-cadvisor"]
 
 
-def test_kubectl_apply_dry_run_validates_against_the_twins_api(file_docs: list[dict[str, Any]],
-                                                                tmp_path: Path) -> None:
-    """`kubectl apply --dry-run=client` needs an API server (discovery, OpenAPI, and a GET of each
-    object to diff against): the twin's. The twin's API serves the agent's view, so what it can
-    take is the app's namespace; the app's Secret is refused there as the policy says, and the
-    monitoring namespace and cluster-wide RBAC are outside it."""
-    pytest.importorskip("pytest_marathon.apiserver.command")
+def test_kubectl_apply_dry_run_validates_every_document_against_the_twins_api(tmp_path: Path) -> None:
+    """`pytest-marathon manifests --app boutique | kubectl apply --dry-run=client -f -`: kubectl
+    validates each document against the twin's OpenAPI schemas and GETs it to diff against.
+    The operator's kubeconfig reaches the monitoring namespace (the agent's is refused there);
+    what the twin does not run (monitoring, RBAC, the PrometheusRule, the load generator) reads
+    404 and is "created", what it runs is "configured". A wrong field fails as kubectl reports it."""
     kubectl = shutil.which("kubectl")
     if kubectl is None:
         pytest.skip("kubectl is not installed")
     from pytest_marathon.apiserver.kubeconfig import write_kubeconfig
     from pytest_marathon.apiserver.server import start_kube_api
 
-    app = [d for d in file_docs if d["metadata"].get("namespace") == "boutique" and d["kind"] != "Secret"]
-    secrets = [d for d in file_docs if d["metadata"].get("namespace") == "boutique" and d["kind"] == "Secret"]
-    with start_kube_api(create_backend("boutique", seed=1)) as server:
-        config = write_kubeconfig(tmp_path / "kubeconfig", server.url, "boutique")
-        dry_run = [kubectl, "--kubeconfig", str(config), "apply", "--dry-run=client", "-f", "-"]
-        done = subprocess.run(dry_run, input=to_yaml(app), capture_output=True, text=True, timeout=120)
-        refused = subprocess.run(dry_run, input=to_yaml(secrets), capture_output=True, text=True, timeout=120)
-    if "failed to download openapi" in done.stderr:
-        pytest.skip("the twin's API server serves no OpenAPI document: kubectl cannot validate client-side")
+    stream = subprocess.run([sys.executable, "-m", "pytest_marathon.cli", "manifests", "--app", "boutique"],
+                            capture_output=True, text=True, timeout=120, check=True).stdout
+    docs = list(yaml.safe_load_all(stream))
+    with start_kube_api(create_backend("boutique", seed=1), operator_token="op-token", tls=True) as server:
+        assert server.certificate is not None
+        ca = server.certificate.cert_pem
+        operator = write_kubeconfig(tmp_path / "operator", server.url, "boutique", token="op-token", user="operator",
+                                    ca_pem=ca)
+        agent = write_kubeconfig(tmp_path / "agent", server.url, "boutique", token="agent", ca_pem=ca)
+        cache = ["--cache-dir", str(tmp_path / "cache")]
+        done = subprocess.run([kubectl, "--kubeconfig", str(operator), *cache, "apply", "--dry-run=client", "-f", "-"],
+                              input=stream, capture_output=True, text=True, timeout=120)
+        # the agent's view, and a wrong field: one document each is enough
+        outside = [d for d in docs if d["kind"] == "Secret" or d["kind"] == "ConfigMap"
+                   and d["metadata"]["namespace"] == "monitoring"][:2]
+        as_agent = subprocess.run([kubectl, "--kubeconfig", str(agent), *cache, "apply", "--dry-run=client", "-f", "-"],
+                                  input=to_yaml(outside), capture_output=True, text=True, timeout=120)
+        deployment = next(d for d in docs if d["kind"] == "Deployment")
+        wrong = to_yaml([{**deployment, "spec": {**deployment["spec"], "replica": 1}}])
+        invalid = subprocess.run([kubectl, "--kubeconfig", str(operator), *cache, "apply", "--dry-run=client", "-f",
+                                  "-"], input=wrong, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    printed = {line.split(" ")[0] for line in done.stdout.splitlines() if line.endswith("(dry run)")}
-    expected = {f"{'deployment.apps' if d['kind'] == 'Deployment' else d['kind'].lower()}/{d['metadata']['name']}"
-                for d in app}
-    assert printed == expected
-    assert refused.returncode != 0 and 'secrets "redis-cart-credentials" is forbidden' in refused.stderr
+    lines = [line for line in done.stdout.splitlines() if line.endswith("(dry run)")]
+    assert len(lines) == len(docs)  # one verdict per document
+    printed: dict[str, set[str]] = {}
+    for line in lines:
+        name, verdict = line.rsplit(" ", 3)[:2]
+        printed.setdefault(name, set()).add(verdict)
+    twin_runs = {d["metadata"]["name"] for d in create_backend("boutique", seed=1).resources("deployments")}
+
+    def key(d: dict[str, Any]) -> str:
+        group = d["apiVersion"].rpartition("/")[0]
+        kind = d["kind"].lower()
+        return f"{kind}.{group}/{d['metadata']['name']}" if group else f"{kind}/{d['metadata']['name']}"
+
+    for d in docs:  # what the twin runs is "configured"; the rest (no Secret is kept) "created"
+        runs = (d["metadata"].get("namespace") == "boutique" and d["kind"] in ("Service", "ConfigMap")
+                or d["kind"] == "Deployment" and d["metadata"].get("namespace") == "boutique"
+                and d["metadata"]["name"] in twin_runs
+                or d["kind"] == "Namespace" and d["metadata"]["name"] == "boutique")
+        assert ("configured" if runs else "created") in printed[key(d)], key(d)
+    assert as_agent.returncode != 0
+    assert 'secrets "redis-cart-credentials" is forbidden' in as_agent.stderr
+    assert "namespace 'monitoring' is outside the application" in as_agent.stderr
+    assert invalid.returncode != 0
+    assert 'unknown field "replica" in io.k8s.api.apps.v1.DeploymentSpec' in invalid.stderr

@@ -8,11 +8,13 @@ API is served too when this installation has it (`pytest_marathon.apiserver.prom
 from __future__ import annotations
 
 import argparse
+import secrets
 import threading
 from pathlib import Path
 from typing import Any
 
 from pytest_marathon.apiserver.clock import ClockDriver
+from pytest_marathon.apiserver.identity import OPERATOR
 from pytest_marathon.apiserver.kubeconfig import write_kubeconfig
 from pytest_marathon.apiserver.resources import CLOCK_PATH
 from pytest_marathon.apiserver.server import KubeApiServer
@@ -35,6 +37,10 @@ def register(subparsers: Any) -> None:
                         f"POST {CLOCK_PATH})")
     parser.add_argument("--kubeconfig", type=Path, default=Path("marathon-kubeconfig.yaml"),
                         help="where to write the kubeconfig (default: ./marathon-kubeconfig.yaml)")
+    parser.add_argument("--operator-kubeconfig", type=Path, default=None,
+                        help="also write a kubeconfig for the operator identity, which may read beyond the "
+                        "app's namespace (`manifests | kubectl apply --dry-run=client -f -`); the API is then "
+                        "served over HTTPS with a throwaway certificate, as kubectl sends tokens over TLS only")
     parser.set_defaults(func=_run)
 
 
@@ -45,13 +51,22 @@ def _run(args: argparse.Namespace) -> int:
         raise ValueError(f"--speed must be >= 0, got {args.speed}")
     backend = create_backend(args.app, args.seed)
     lock = threading.RLock()
-    server = KubeApiServer(backend, port=args.port, lock=lock)
+    token = secrets.token_urlsafe(24) if args.operator_kubeconfig else None
+    server = KubeApiServer(backend, port=args.port, lock=lock, operator_token=token, tls=token is not None)
     prometheus = _start_prometheus(backend, args.app, lock)
     clock = ClockDriver(server, args.speed)
     try:
-        path = write_kubeconfig(args.kubeconfig, server.url, backend.namespace)
+        ca = server.certificate.cert_pem if server.certificate else None
+        # over TLS kubectl asks for a password unless the user has some credential: any token
+        # but the operator's is the agent's
+        path = write_kubeconfig(args.kubeconfig, server.url, backend.namespace, ca_pem=ca,
+                                token="agent" if token else None)
         print(f"Kubernetes API: {server.url}  (namespace {backend.namespace})", flush=True)
         print(f"kubeconfig:     {path}  (kubectl --kubeconfig {path} get pods)", flush=True)
+        if token:
+            operator = write_kubeconfig(args.operator_kubeconfig, server.url, backend.namespace, token=token,
+                                        user=OPERATOR, ca_pem=ca)
+            print(f"operator:       {operator}  (reads beyond the app's namespace)", flush=True)
         print(f"Prometheus API: {prometheus.url}", flush=True)
         print(f"clock:          {server.url}{CLOCK_PATH}  (virtual now {backend.now:g} s, "
               f"speed {args.speed:g}); Ctrl-C stops", flush=True)

@@ -6,6 +6,12 @@ shapes of k8s.io/apimachinery pkg/apis/meta/v1/types.go). kubectl 1.32 first ask
 Content-Type and falls back to the legacy documents when it is plain `application/json`
 (client-go discovery/discovery_client.go), as against any server that predates aggregation.
 Secrets are listed like on any cluster: the resource exists, reading it is what RBAC refuses.
+
+Besides what the twin runs, discovery names every kind `pytest-marathon manifests` renders
+(ServiceAccounts, RBAC, the Prometheus operator's PrometheusRule), so kubectl can map those
+documents onto URLs; the twin keeps no such objects, and reading one answers 404 NotFound, as
+a cluster where they were never created would (`kubectl apply --dry-run=client` then reports
+"created (dry run)").
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ def _resource(name: str, singular: str, kind: str, verbs: list[str], namespaced:
                            "verbs": verbs}
     if short:
         doc["shortNames"] = short
-    if "/" not in name and kind not in ("Event", "Namespace", "Node", "ConfigMap", "Secret", "Endpoints"):
+    if "/" not in name and kind in ("Pod", "Service", "Deployment", "ReplicaSet"):
         doc["categories"] = ["all"]
     if group:
         doc["group"], doc["version"] = group, version
@@ -40,6 +46,7 @@ CORE_V1: list[dict[str, Any]] = [
     _resource("pods", "pod", "Pod", _READ, short=["po"]),
     _resource("pods/log", "", "Pod", ["get"]),
     _resource("secrets", "secret", "Secret", _READ),
+    _resource("serviceaccounts", "serviceaccount", "ServiceAccount", _READ, short=["sa"]),
     _resource("services", "service", "Service", _READ, short=["svc"]),
 ]
 APPS_V1: list[dict[str, Any]] = [
@@ -48,6 +55,21 @@ APPS_V1: list[dict[str, Any]] = [
     _resource("deployments/status", "", "Deployment", ["get"]),
     _resource("replicasets", "replicaset", "ReplicaSet", _READ, short=["rs"]),
 ]
+
+
+RBAC_V1: list[dict[str, Any]] = [
+    _resource("clusterrolebindings", "clusterrolebinding", "ClusterRoleBinding", _READ, namespaced=False),
+    _resource("clusterroles", "clusterrole", "ClusterRole", _READ, namespaced=False),
+    _resource("rolebindings", "rolebinding", "RoleBinding", _READ),
+    _resource("roles", "role", "Role", _READ),
+]
+#: The Prometheus operator's rules (prometheus-operator pkg/apis/monitoring/v1 prometheusrule_types.go).
+MONITORING_V1: list[dict[str, Any]] = [
+    _resource("prometheusrules", "prometheusrule", "PrometheusRule", _READ, short=["promrule"]),
+]
+#: Group versions served besides the core `v1`, in the order `/apis` lists them.
+GROUPS: dict[str, str] = {"apps/v1": "apps", "rbac.authorization.k8s.io/v1": "rbac.authorization.k8s.io",
+                          "monitoring.coreos.com/v1": "monitoring.coreos.com"}
 
 
 def version() -> dict[str, Any]:
@@ -61,12 +83,15 @@ def api_versions() -> dict[str, Any]:
 
 
 def api_groups() -> dict[str, Any]:
-    apps = {"groupVersion": "apps/v1", "version": "v1"}
-    return {"kind": "APIGroupList", "apiVersion": "v1",
-            "groups": [{"name": "apps", "versions": [apps], "preferredVersion": apps}]}
+    groups = []
+    for group_version, name in GROUPS.items():
+        gv = {"groupVersion": group_version, "version": group_version.split("/")[1]}
+        groups.append({"name": name, "versions": [gv], "preferredVersion": gv})
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 
-GROUP_RESOURCES = {"v1": CORE_V1, "apps/v1": APPS_V1}
+GROUP_RESOURCES = {"v1": CORE_V1, "apps/v1": APPS_V1, "rbac.authorization.k8s.io/v1": RBAC_V1,
+                   "monitoring.coreos.com/v1": MONITORING_V1}
 
 
 def resource_list(group_version: str) -> dict[str, Any] | None:

@@ -14,7 +14,8 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qs
 
-from pytest_marathon.apiserver import changes, discovery, patches, tables
+from pytest_marathon.apiserver import changes, discovery, openapi, patches, tables
+from pytest_marathon.apiserver.identity import OPERATOR, identity_of
 from pytest_marathon.apiserver.selectors import field_matcher, label_matcher
 from pytest_marathon.apiserver.shapes import CLUSTER_SCOPED, KINDS, Shaper, list_doc
 from pytest_marathon.apiserver.status import ApiError, bad_request, forbidden, not_found
@@ -24,7 +25,7 @@ from pytest_marathon.interface.verdicts import Forbidden
 from pytest_marathon.twin.objects import EPOCH, timestamp
 
 CLOCK_PATH = "/marathon/v1/clock"
-_GROUPS = {"v1": "", "apps/v1": "apps"}
+_GROUPS = {"v1": "", **discovery.GROUPS}
 _WRITABLE = {"deployments", "deployments/scale"}
 
 
@@ -58,8 +59,8 @@ def parse_target(path: str) -> Target | None:
     parts = [p for p in path.split("/") if p]
     if parts[:2] == ["api", "v1"]:
         gv, rest = "v1", parts[2:]
-    elif parts[:3] == ["apis", "apps", "v1"]:
-        gv, rest = "apps/v1", parts[3:]
+    elif parts[:1] == ["apis"] and "/".join(parts[1:3]) in discovery.GROUPS:
+        gv, rest = "/".join(parts[1:3]), parts[3:]
     else:
         return None
     namespace = None
@@ -82,18 +83,29 @@ def verb_of(method: str, target: Target | None, query: Mapping[str, list[str]]) 
 
 
 class KubeApi:
-    def __init__(self, backend: Backend, clock_token: str | None = None) -> None:
+    def __init__(self, backend: Backend, clock_token: str | None = None, operator_token: str | None = None) -> None:
         self.backend = backend
+        # the operator (who runs the benchmark, holding this bearer token) may read beyond the
+        # agent's namespace, so a dry-run of the monitoring manifests works with its kubeconfig
+        self.operator_token = operator_token
+        # set (to the reason) while a marathon is recorded: nothing may change behind the agent
+        self.read_only: str | None = None
         # who may move time: anyone on loopback, or (with a token) only who holds it, so an
         # agent handed the kubeconfig cannot step the clock of the marathon it is scored on
         self.clock_token = clock_token
         self.shaper = Shaper(backend)
         self.revision = 0  # resourceVersion: bumped by every clock step and change
+        self._seen_now = backend.now
         # the project's own policy words the refusals, so kubectl and the tools say the same
         self._policy = Policy(backend, PolicyConfig(), lambda _incident: False)
 
     @property
     def resource_version(self) -> str:
+        # time moved by someone else (a marathon's runner steps the backend itself): a new
+        # version, so watches and `rollout status` see the change
+        if self.backend.now != self._seen_now:
+            self._seen_now = self.backend.now
+            self.revision += 1
         return str(self.revision + 1)
 
     def now_datetime(self) -> datetime:
@@ -103,9 +115,11 @@ class KubeApi:
     # --- entry -------------------------------------------------------------------------------------------
     def handle(self, method: str, path: str, query_text: str, headers: Mapping[str, str], body: bytes) -> Reply:
         query = parse_qs(query_text, keep_blank_values=True)
+        if self.read_only is not None and method not in ("GET", "HEAD"):
+            raise ApiError(403, "Forbidden", self.read_only)
         if path == CLOCK_PATH:
             return self._clock(method, body, headers)
-        static = self._discovery(path)
+        static = self._discovery(path, headers)
         if static is not None:
             return static if method == "GET" else json_reply(
                 ApiError(405, "MethodNotAllowed", f"{method} is not allowed on {path}").status(), 405)
@@ -113,7 +127,10 @@ class KubeApi:
         if target is None or target.group_version not in discovery.GROUP_RESOURCES:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         verb = verb_of(method, target, query)
-        self._authorize(target, verb)
+        if identity_of(headers, self.operator_token) == OPERATOR:
+            self._served(target)
+        else:
+            self._authorize(target, verb)
         if method == "GET":
             return self._read(target, verb, query, headers)
         if method in ("PATCH", "PUT"):
@@ -121,8 +138,10 @@ class KubeApi:
         raise forbidden(target.resource, target.name, verb, target.namespace, "", _GROUPS[target.group_version])
 
     # --- discovery and clock -----------------------------------------------------------------------------
-    def _discovery(self, path: str) -> Reply | None:
+    def _discovery(self, path: str, headers: Mapping[str, str]) -> Reply | None:
         path = path.rstrip("/") or "/"
+        if path.startswith("/openapi/"):
+            return _openapi(path, headers.get("Accept", ""))
         if path == "/version":
             return json_reply(discovery.version())
         if path == "/api":
@@ -176,7 +195,14 @@ class KubeApi:
         except Forbidden as exc:
             raise forbidden(target.resource, target.name, verb, target.namespace, str(exc),
                             _GROUPS[target.group_version]) from None
+        self._served(target)
+
+    def _served(self, target: Target) -> None:
+        """Kinds discovery names but the twin does not keep (RBAC, ServiceAccounts,
+        PrometheusRules, Secrets): not found, as on a cluster where none was created."""
         if target.plural not in KINDS:
+            if target.name is not None and target.subresource is None:
+                raise not_found(target.plural, target.name, _GROUPS[target.group_version])
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
 
     # --- reads -------------------------------------------------------------------------------------------
@@ -275,6 +301,24 @@ class KubeApi:
         self.revision += 1
         after = self._one(Target(target.group_version, "deployments", target.namespace, target.name, None))
         return json_reply(_scale_doc(after) if target.subresource == "scale" else after)
+
+
+def _openapi(path: str, accept: str) -> Reply:
+    """`/openapi/v2` (protobuf when asked for it, as client-go does), `/openapi/v3` and its
+    per-group-version documents; the `hash` query of the index's URLs is ignored."""
+    if not openapi.available():
+        return json_reply(ApiError(404, "NotFound", "the server could not find the requested resource").status(), 404)
+    if path == "/openapi/v2":
+        if "protobuf" in accept:
+            return Reply(200, openapi.v2_protobuf(), "application/com.github.proto-openapi.spec.v2.v1.0+protobuf")
+        return Reply(200, openapi.v2_json())
+    if path == "/openapi/v3":
+        return Reply(200, openapi.v3_index_json())
+    group_version = path.removeprefix("/openapi/v3/")
+    body = openapi.v3_group_json(group_version) if group_version in openapi.group_versions() else None
+    if body is None:
+        return json_reply(ApiError(404, "NotFound", "the server could not find the requested resource").status(), 404)
+    return Reply(200, body)
 
 
 def _scale_doc(deployment: dict[str, Any]) -> dict[str, Any]:

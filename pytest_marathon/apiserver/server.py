@@ -11,6 +11,7 @@ rollout as the clock moves (client-go tools/cache/reflector.go).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -28,6 +29,7 @@ from pytest_marathon.apiserver.resources import (
     verb_of,
 )
 from pytest_marathon.apiserver.status import ApiError
+from pytest_marathon.apiserver.tls import self_signed
 from pytest_marathon.backends.base import Backend
 
 AuditHook = Callable[[dict[str, Any]], None]
@@ -41,20 +43,25 @@ class KubeApiServer:
 
     def __init__(self, backend: Backend, *, host: str = "127.0.0.1", port: int = 0,
                  audit: AuditHook | None = None, lock: threading.RLock | None = None,
-                 clock_token: str | None = None) -> None:
-        self.api = KubeApi(backend, clock_token)
+                 clock_token: str | None = None, operator_token: str | None = None, tls: bool = False) -> None:
+        self.api = KubeApi(backend, clock_token, operator_token)
         self.backend = backend
         self.lock = lock or threading.RLock()
         self.audit = audit
         self._httpd = ThreadingHTTPServer((host, port), _handler_for(self))
         self._httpd.daemon_threads = True
+        # HTTPS when asked: kubectl sends the operator's token over TLS only (apiserver/tls.py)
+        self.certificate = self_signed(host) if tls else None
+        if self.certificate is not None:
+            self._httpd.socket = self.certificate.server_context().wrap_socket(
+                self._httpd.socket, server_side=True, do_handshake_on_connect=False)  # handshake in the request thread
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="kube-api", daemon=True)
         self._thread.start()
 
     @property
     def url(self) -> str:
         host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"{'https' if self.certificate else 'http'}://{host}:{port}"
 
     @property
     def now(self) -> float:
@@ -85,10 +92,14 @@ class KubeApiServer:
 
 def start_kube_api(backend: Backend, *, host: str = "127.0.0.1", port: int = 0,
                    audit: AuditHook | None = None, lock: threading.RLock | None = None,
-                   clock_token: str | None = None) -> KubeApiServer:
+                   clock_token: str | None = None, operator_token: str | None = None,
+                   tls: bool = False) -> KubeApiServer:
     """Serve the Kubernetes API over `backend`. `audit` gets one `{verb, path, status}` per
-    request; `clock_token`, when given, is the bearer token `POST /marathon/v1/clock` needs."""
-    return KubeApiServer(backend, host=host, port=port, audit=audit, lock=lock, clock_token=clock_token)
+    request; `clock_token`, when given, is the bearer token `POST /marathon/v1/clock` needs;
+    `operator_token` is the bearer token of the operator identity (apiserver/identity.py);
+    `tls` serves HTTPS with a fresh self-signed certificate (`server.certificate`)."""
+    return KubeApiServer(backend, host=host, port=port, audit=audit, lock=lock, clock_token=clock_token,
+                         operator_token=operator_token, tls=tls)
 
 
 def _handler_for(server: KubeApiServer) -> type[BaseHTTPRequestHandler]:
@@ -109,8 +120,11 @@ def _handler_for(server: KubeApiServer) -> type[BaseHTTPRequestHandler]:
             if verb == "watch" and target is not None:
                 self._watch(parts.path, parts.query, query, verb)
                 return
+            # OpenAPI comes from the client's models, not the twin: generating it (seconds, once)
+            # must not hold up the twin's clock, which a marathon steps under the same lock
+            lock = contextlib.nullcontext() if parts.path.startswith("/openapi/") else server.lock
             try:
-                with server.lock:
+                with lock:
                     reply = server.api.handle(self.command, parts.path, parts.query, _headers(self.headers), body)
             except ApiError as exc:
                 reply = json_reply(exc.status(), exc.code)

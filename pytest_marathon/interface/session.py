@@ -87,6 +87,12 @@ class ToolSession:
         self._turn = threading.RLock()
         self._open = True
 
+    @property
+    def turn(self) -> threading.RLock:
+        """The lock every call holds: whatever else touches the backend while calls may come
+        (the runner stepping the twin, a served API) takes it too."""
+        return self._turn
+
     # invocation protocol ----------------------------------------------------------------------
     def begin_invocation(self, n: int, t: float) -> None:
         """Start invocation n at virtual time t: fresh mutation cap and counters."""

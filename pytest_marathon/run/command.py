@@ -105,6 +105,12 @@ def register(subparsers: Any) -> None:
         "bundle commits to it and reveals it at sealing. Prefer the variable: an argument shows "
         "in the process list",
     )
+    run.add_argument(
+        "--serve-api",
+        action="store_true",
+        help="while the run is recorded, serve the Kubernetes and Prometheus APIs over its live "
+        "backend, read-only (addresses and kubeconfig printed on stderr; the agent cannot reach them)",
+    )
     saves.add_arguments(run)
     run.add_argument("--json", action="store_true", help="print the result as JSON")
     run.add_argument(
@@ -246,6 +252,7 @@ def _run_seed(
             baseline_cache=args.baseline_cache,
             sign_key=sign_key,
             isolation_required=args.require_isolation,
+            serve_api=_serve_api(args),
         )
     except ValueError as exc:  # bad config or agent spec (ConfigError, IsolationRequired)
         return _fail(str(exc))
@@ -266,6 +273,14 @@ def _run_seed(
         print(f"pytest-marathon: {verdict}", file=sys.stderr)
         return 1
     return 0
+
+
+def _serve_api(args: argparse.Namespace) -> Any:
+    if not args.serve_api:
+        return None
+    from pytest_marathon.run.live_api import ServeApi
+
+    return ServeApi(announce=lambda line: print(f"pytest-marathon: {line}", file=sys.stderr, flush=True))
 
 
 def _seed_salt(given: str | None) -> str | None:

@@ -1,0 +1,29 @@
+"""Who is calling the twin's API: the agent under test, or the operator who runs the benchmark.
+
+The policy (interface/policy.py) forbids an agent to touch the benchmark's own infrastructure
+(the monitoring namespace, secrets); the person or backend operating the benchmark needs to.
+A bearer token that only the operator's kubeconfig carries tells them apart; a request without
+it, or with any other token, is the agent's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+OPERATOR = "operator"
+AGENT = "agent"
+
+
+def identity_of(headers: Mapping[str, str], operator_token: str | None) -> str:
+    """`OPERATOR` for `Authorization: Bearer <operator_token>`, `AGENT` otherwise."""
+    if not operator_token:
+        return AGENT
+    value = ""
+    for key, val in headers.items():
+        if key.lower() == "authorization":
+            value = val
+            break
+    scheme, _, token = value.strip().partition(" ")
+    if scheme.lower() == "bearer" and token.strip() == operator_token:
+        return OPERATOR
+    return AGENT

@@ -1,0 +1,77 @@
+"""The Kubernetes and Prometheus APIs over a marathon's live backend, for a person to watch.
+
+`run --serve-api` and `--marathon-serve-api` start both while the run is recorded, read-only:
+every write is refused (403 "read-only while a marathon is recorded"), because a change made
+behind the agent's back would be scored as the agent's world. They share the tool session's
+turn lock, which every tool call already holds and which the runner holds while it steps the
+twin, so a read never sees half a tick nor races an agent's action.
+
+The addresses and the kubeconfig go to the run's output and to a private folder (mode 0700)
+that the agent's sandbox hides; nothing is put on the agent's context or environment, so a
+sandboxed agent, whose network namespace has only the loopback endpoints relayed for it
+(isolation/relay.py), cannot reach them.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_marathon.apiserver.kubeconfig import write_kubeconfig
+from pytest_marathon.apiserver.server import KubeApiServer
+
+READ_ONLY = "read-only while a marathon is recorded"
+
+
+@dataclass(frozen=True)
+class ServeApi:
+    """Asked for by `--serve-api`: ports (0: any free one) and where to print the addresses."""
+
+    announce: Callable[[str], None] = print
+    kube_port: int = 0
+    prometheus_port: int = 0
+
+
+@dataclass
+class LiveApis:
+    kube: KubeApiServer
+    prometheus: Any
+    kubeconfig: Path
+
+    @property
+    def folder(self) -> Path:
+        return self.kubeconfig.parent
+
+    def lines(self) -> list[str]:
+        return [f"Kubernetes API: {self.kube.url}  (read-only while the marathon is recorded)",
+                f"Prometheus API: {self.prometheus.url}",
+                f"kubeconfig:     {self.kubeconfig}  (kubectl --kubeconfig {self.kubeconfig} get pods)"]
+
+    def close(self) -> None:
+        self.prometheus.close()
+        self.kube.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def start_live_apis(backend: Any, app: str, lock: threading.RLock, alerts: Any, ask: ServeApi) -> LiveApis:
+    """Serve both APIs read-only over `backend` under `lock`, write the kubeconfig, announce."""
+    from pytest_marathon.apiserver.prometheus import start_prometheus_api
+
+    kube = KubeApiServer(backend, port=ask.kube_port, lock=lock)
+    kube.api.read_only = READ_ONLY
+    try:
+        prometheus = start_prometheus_api(backend, rule_pack_app=app, port=ask.prometheus_port, lock=lock,
+                                          alerts=alerts)
+    except BaseException:
+        kube.close()
+        raise
+    folder = Path(tempfile.mkdtemp(prefix="marathon-api-"))
+    apis = LiveApis(kube, prometheus, write_kubeconfig(folder / "kubeconfig.yaml", kube.url, backend.namespace))
+    for line in apis.lines():
+        ask.announce(line)
+    return apis
