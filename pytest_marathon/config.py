@@ -15,7 +15,7 @@ from typing import Any
 
 DEFAULT_SCENARIO = "marathon"
 DEFAULT_BACKEND = "twin"
-BACKENDS = ("twin",)
+BACKENDS = ("twin", "kubernetes")
 DEFAULT_DELTA_S = 120.0
 DEFAULT_BUDGET_S = 110.0
 DEFAULT_MUTATION_CAP = 10

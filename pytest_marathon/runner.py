@@ -263,7 +263,8 @@ class _Marathon:
         schedule = schedule_for(config.app, scenario, config.seed, catalog, salt=config.run_salt)
         backend = create_backend(config.app, config.seed, backend=config.backend, users=config.users)
         orchestrator = Orchestrator(backend, schedule)
-        engine = AlertEngine(load_rule_pack(config.app), backend.store, backend.namespace)
+        promql = getattr(backend, "promql", None)  # a backend without a store brings its evaluator
+        engine = AlertEngine(load_rule_pack(config.app), backend.store, backend.namespace, promql=promql)
         bundle = config.bundle_dir
         bundle.parent.mkdir(parents=True, exist_ok=True)
         # `schedule` and a salted run's salt are held: ground truth reaches the disk only at
@@ -278,7 +279,8 @@ class _Marathon:
         # tool calls may come from an agent's thread or the MCP server's: they are recorded only
         # while the bundle is open, and one arriving after it was closed is dropped
         session = ToolSession(
-            backend, alerts=engine.history, sink=self._append_late, mutation_cap=config.mutation_cap
+            backend, alerts=engine.history, sink=self._append_late, mutation_cap=config.mutation_cap,
+            promql=promql,
         )
         self.session = session
         client = InProcessClient(session)
@@ -326,6 +328,8 @@ class _Marathon:
         finally:
             self.isolation.close()
             orchestrator.finish()
+            if hasattr(backend, "close"):  # servers a backend started for itself
+                backend.close()
             if self.recorder is not None and self.recorder.state == "running":
                 for record in orchestrator.take_releases():
                     self._append("releases", record)

@@ -19,6 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from pytest_marathon.apiserver.operator import OperatorApi
 from pytest_marathon.apiserver.resources import (
     CLOCK_PATH,
     KubeApi,
@@ -41,8 +42,9 @@ class KubeApiServer:
 
     def __init__(self, backend: Backend, *, host: str = "127.0.0.1", port: int = 0,
                  audit: AuditHook | None = None, lock: threading.RLock | None = None,
-                 clock_token: str | None = None) -> None:
+                 clock_token: str | None = None, operator_token: str | None = None) -> None:
         self.api = KubeApi(backend, clock_token)
+        self.operator = OperatorApi(self.api, operator_token)
         self.backend = backend
         self.lock = lock or threading.RLock()
         self.audit = audit
@@ -85,10 +87,12 @@ class KubeApiServer:
 
 def start_kube_api(backend: Backend, *, host: str = "127.0.0.1", port: int = 0,
                    audit: AuditHook | None = None, lock: threading.RLock | None = None,
-                   clock_token: str | None = None) -> KubeApiServer:
+                   clock_token: str | None = None, operator_token: str | None = None) -> KubeApiServer:
     """Serve the Kubernetes API over `backend`. `audit` gets one `{verb, path, status}` per
-    request; `clock_token`, when given, is the bearer token `POST /marathon/v1/clock` needs."""
-    return KubeApiServer(backend, host=host, port=port, audit=audit, lock=lock, clock_token=clock_token)
+    request; `clock_token`, when given, is the bearer token `POST /marathon/v1/clock` needs;
+    `operator_token` is the one of the harness's own requests (apiserver/operator.py)."""
+    return KubeApiServer(backend, host=host, port=port, audit=audit, lock=lock, clock_token=clock_token,
+                         operator_token=operator_token)
 
 
 def _handler_for(server: KubeApiServer) -> type[BaseHTTPRequestHandler]:
@@ -109,9 +113,13 @@ def _handler_for(server: KubeApiServer) -> type[BaseHTTPRequestHandler]:
             if verb == "watch" and target is not None:
                 self._watch(parts.path, parts.query, query, verb)
                 return
+            headers = _headers(self.headers)
             try:
                 with server.lock:
-                    reply = server.api.handle(self.command, parts.path, parts.query, _headers(self.headers), body)
+                    if server.operator.claims(self.command, parts.path, headers):
+                        reply = server.operator.handle(self.command, parts.path, headers, body)
+                    else:
+                        reply = server.api.handle(self.command, parts.path, parts.query, headers, body)
             except ApiError as exc:
                 reply = json_reply(exc.status(), exc.code)
             server.record(verb, self.path, reply.status)
