@@ -98,6 +98,9 @@ def start_kube_api(backend: Backend, *, host: str = "127.0.0.1", port: int = 0,
 def _handler_for(server: KubeApiServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # headers and body go out in two writes: without TCP_NODELAY a keep-alive client's
+        # delayed ACK holds every answer ~40 ms
+        disable_nagle_algorithm = True
         server_version = "pytest-marathon-kube-api"
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name

@@ -26,7 +26,13 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from pytest_marathon.backends.base import ActionResult, BackendError, BuildResult, EnvValue, SliSample
+from pytest_marathon.backends.base import (
+    ActionResult,
+    BackendError,
+    BuildResult,
+    EnvValue,
+    SliSample,
+)
 from pytest_marathon.backends.kubernetes_promql import RemotePromQL
 from pytest_marathon.backends.kubernetes_shapes import (
     CHANGE_CAUSE,
