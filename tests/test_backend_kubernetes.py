@@ -1,0 +1,113 @@
+"""The Kubernetes backend against the twin's own API servers (`--marathon-backend=kubernetes`
+without a kubeconfig): the same marathon, the same evidence, the same score as the twin backend;
+and the operator's side of the API server is closed to anyone without its token."""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_marathon.apiserver.server import KubeApiServer
+from pytest_marathon.backends import create_backend
+from pytest_marathon.bundle import read_bundle
+from pytest_marathon.config import RunConfig
+from pytest_marathon.runner import record_marathon
+from pytest_marathon.scoring import score_bundle
+from pytest_marathon.twin.engine import Twin
+
+TOKEN = "operator-token-for-tests"
+#: streams whose records must be identical between the backends (invocations carry wall times)
+SAME = ("schedule", "releases", "sli", "alerts", "probes", "interventions")
+
+
+def _request(url: str, method: str, doc: Any = None, token: str | None = None,
+             content_type: str = "application/json") -> tuple[int, Any]:
+    headers = {"Content-Type": content_type}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    data = None if doc is None else json.dumps(doc).encode()
+    request = urllib.request.Request(url, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read() or b"null")
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"null")
+
+
+@pytest.fixture(scope="module")
+def served() -> Any:
+    twin = Twin(app="boutique", seed=3)
+    twin.advance_to(60)
+    with KubeApiServer(twin, lock=threading.RLock(), operator_token=TOKEN) as server:
+        yield twin, server
+
+
+def test_operator_calls_need_the_token(served: Any) -> None:
+    twin, server = served
+    status, doc = _request(f"{server.url}/marathon/v1/artifact_value", "POST", {"artifact": "image:frontend"})
+    assert status == 403 and doc["reason"] == "Forbidden"
+    status, doc = _request(f"{server.url}/marathon/v1/artifact_value", "POST", {"artifact": "image:frontend"},
+                           token=TOKEN)
+    assert status == 200 and doc["result"] == twin.artifact_value("image:frontend")
+
+
+def test_a_release_patch_needs_the_token_and_changes_the_twin_as_release_does(served: Any) -> None:
+    twin, server = served
+    path = f"{server.url}/apis/apps/v1/namespaces/{twin.namespace}/deployments/cartservice"
+    patch = {"spec": {"strategy": {"type": "Recreate", "rollingUpdate": None}}}
+    ct = "application/strategic-merge-patch+json"
+    status, doc = _request(path, "PATCH", patch, content_type=ct)
+    assert status == 422, doc  # the agent's kubectl may not change the strategy
+    status, doc = _request(path, "PATCH", patch, token=TOKEN, content_type=ct)
+    assert status == 200, doc
+    assert twin.resources("deployments", "cartservice")[0]["spec"]["strategy"] == {"type": "Recreate"}
+
+
+def test_a_chaos_mesh_object_starts_and_stops_the_twins_chaos(served: Any) -> None:
+    twin, server = served
+    from pytest_marathon.backends.kubernetes_shapes import chaos_object
+
+    doc = chaos_object("pod_kill", "frontend", {}, twin.namespace, "kill-frontend")
+    assert doc is not None and doc["kind"] == "PodChaos"
+    path = f"{server.url}/apis/chaos-mesh.org/v1alpha1/namespaces/{twin.namespace}/podchaos"
+    assert _request(path, "POST", doc)[0] == 403  # only the operator runs experiments
+    status, created = _request(path, "POST", doc, token=TOKEN)
+    assert status == 201 and created["metadata"]["uid"] in {f.handle for f in twin.chaos.active.values()}
+    status, _ = _request(f"{path}/kill-frontend", "DELETE", token=TOKEN)
+    assert status == 200 and not twin.chaos.active
+
+
+def _bundle(out: Path, backend: str) -> Path:
+    config = RunConfig(app="boutique", agent="runbook", seed=1, scenario="short-5", out_dir=out / backend,
+                       backend=backend)
+    return record_marathon(config)
+
+
+@pytest.mark.slow  # two short-5 marathons, ~20 s on the twin and ~60 s through the APIs
+def test_short_5_with_the_runbook_scores_the_same_through_the_kubernetes_api(tmp_path: Path) -> None:
+    twin, kube = _bundle(tmp_path, "twin"), _bundle(tmp_path, "kubernetes")
+    for stream in SAME:
+        assert read_bundle(kube).stream(stream) == read_bundle(twin).stream(stream), stream
+    # the whole score report, the backend's name aside (docs/kubernetes-backend.md)
+    assert score_bundle(kube) == score_bundle(twin)
+
+
+def test_create_backend_kubernetes_serves_a_twin_and_steps_its_clock() -> None:
+    backend = create_backend("boutique", 1, backend="kubernetes")
+    try:
+        backend.advance_to(30)
+        assert backend.now == 30
+        assert "frontend" in backend.workloads()
+        [vector] = backend.promql.instant("vector(1)", 30)
+        assert vector["value"] == 1.0
+        history = backend.rollout_history("frontend")
+        assert history and history[-1]["current"]
+        assert backend.restart("frontend").message == "deployment.apps/frontend restarted"
+    finally:
+        backend.close()
