@@ -37,6 +37,7 @@ from pytest_marathon.backends import create_backend
 from pytest_marathon.bundle import Recorder
 from pytest_marathon.config import ALERT_EVERY_S, ConfigError, RunConfig
 from pytest_marathon.faults import Orchestrator, load_catalog, load_scenario, schedule_for
+from pytest_marathon.faults.backend_support import drop_unsupported
 from pytest_marathon.interface import InProcessClient, ToolSession, serve_http
 from pytest_marathon.isolation.levels import RunIsolation, isolation_level, require_isolation
 from pytest_marathon.metering.runs import start_metering, usage_record
@@ -261,7 +262,9 @@ class _Marathon:
         scenario = load_scenario(config.scenario)
         catalog = load_catalog(config.app)
         schedule = schedule_for(config.app, scenario, config.seed, catalog, salt=config.run_salt)
-        backend = create_backend(config.app, config.seed, backend=config.backend, users=config.users)
+        backend = create_backend(config.app, config.seed, backend=config.backend, users=config.users,
+                                 **dict(config.backend_options))
+        schedule = drop_unsupported(schedule, backend)  # e.g. code faults without a registry
         orchestrator = Orchestrator(backend, schedule)
         promql = getattr(backend, "promql", None)  # a backend without a store brings its evaluator
         engine = AlertEngine(load_rule_pack(config.app), backend.store, backend.namespace, promql=promql)

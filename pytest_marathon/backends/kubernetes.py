@@ -43,6 +43,7 @@ from pytest_marathon.backends.kubernetes_shapes import (
     log_lines,
     virtual_time,
 )
+from pytest_marathon.faults.backend_support import EVERYTHING, REGISTRY
 
 RESULT_ANNOTATION = "marathon.pytest.dev/result"
 _KINDS = ("deployments", "replicasets", "pods", "services", "configmaps", "nodes")
@@ -75,6 +76,9 @@ class KubernetesBackend:
         self._operator_url = operator_url
         self._token = operator_token
         self._closers = closers
+        # what this cluster can deliver beyond plain patches (faults/backend_support.py): the
+        # twin's API server has a registry and all chaos kinds; a cluster only what it is given
+        self.offers = EVERYTHING if operator_url else frozenset({REGISTRY} if registry else ())
         self._chaos_seq = 0
 
     # --- plumbing --------------------------------------------------------------------------------
@@ -346,6 +350,9 @@ class KubernetesBackend:
         return ActionResult(bool(r["ok"]), r["message"], r["revision"], r["completes_at"])
 
     def build_image(self, service: str, files: Mapping[str, str]) -> BuildResult:
+        if self._operator_url is None:
+            raise BackendError(f"building an image of {service} needs a build pipeline that pushes to "
+                               f"{self.registry or 'a registry (--marathon-registry)'}; this backend runs none")
         r = self._operator("build_image", service=service, files=dict(files))
         return BuildResult(bool(r["ok"]), r["image"], tuple(r["failures"]), r["log"])
 
@@ -389,6 +396,9 @@ class KubernetesBackend:
                             strategy=strategy, change_cause=change_cause)
 
     def push_image(self, deployment: str, image: str) -> None:
+        if self._operator_url is None:
+            raise BackendError(f"retagging the image of {deployment} needs "
+                               f"{self.registry or 'a registry (--marathon-registry)'}'s API; this backend has none")
         self._operator("push_image", deployment=deployment, image=image)
 
     def annotate_change_cause(self, deployment: str, change_cause: str) -> None:
