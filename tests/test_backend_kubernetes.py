@@ -95,7 +95,9 @@ def test_short_5_with_the_runbook_scores_the_same_through_the_kubernetes_api(tmp
     for stream in SAME:
         assert read_bundle(kube).stream(stream) == read_bundle(twin).stream(stream), stream
     # the whole score report, the backend's name aside (docs/kubernetes-backend.md)
-    assert score_bundle(kube) == score_bundle(twin)
+    through_api, on_twin = score_bundle(kube), score_bundle(twin)
+    assert (through_api["run"].pop("backend"), on_twin["run"].pop("backend")) == ("kubernetes", "twin")
+    assert through_api == on_twin
 
 
 def test_create_backend_kubernetes_serves_a_twin_and_steps_its_clock() -> None:
@@ -111,3 +113,31 @@ def test_create_backend_kubernetes_serves_a_twin_and_steps_its_clock() -> None:
         assert backend.restart("frontend").message == "deployment.apps/frontend restarted"
     finally:
         backend.close()
+
+
+def test_a_cluster_from_a_kubeconfig_reads_through_the_api_and_skips_what_it_cannot_deliver(
+    served: Any, tmp_path: Path
+) -> None:
+    """The real-cluster path (a kubeconfig, no operator token), pointed at the twin's API: reads
+    work; code faults, image releases and the twin's own chaos kinds are dropped, named once."""
+    from pytest_marathon.apiserver.kubeconfig import write_kubeconfig
+    from pytest_marathon.faults import load_catalog, schedule_for
+    from pytest_marathon.faults.backend_support import REGISTRY, TWIN_CHAOS, drop_unsupported, needs
+
+    twin, server = served
+    path = write_kubeconfig(tmp_path / "kubeconfig.yaml", server.url, twin.namespace)
+    backend = create_backend("boutique", 3, backend="kubernetes", kubeconfig=str(path),
+                             prometheus_url="http://127.0.0.1:9")
+    assert backend.workloads() == twin.workloads()
+    assert [r["revision"] for r in backend.rollout_history("frontend")] == [
+        r["revision"] for r in twin.rollout_history("frontend")]
+    with pytest.raises(Exception, match="registry"):
+        backend.build_image("frontend", {"x.py": ""})
+    catalog = load_catalog("boutique")
+    schedule = schedule_for("boutique", "short-5", 1, catalog)
+    assert any(needs(f.entry) for f in schedule.faults), "short-5 seed 1 should hold an entry a cluster lacks"
+    with pytest.warns(UserWarning, match="skipped on this backend") as caught:
+        kept = drop_unsupported(schedule, backend)
+    assert len(caught) == 1
+    assert all(not needs(f.entry) for f in kept.faults)
+    assert {REGISTRY, TWIN_CHAOS} >= set().union(*(needs(f.entry) for f in schedule.faults))
