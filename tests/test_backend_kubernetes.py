@@ -141,3 +141,22 @@ def test_a_cluster_from_a_kubeconfig_reads_through_the_api_and_skips_what_it_can
     assert len(caught) == 1
     assert all(not needs(f.entry) for f in kept.faults)
     assert {REGISTRY, TWIN_CHAOS} >= set().union(*(needs(f.entry) for f in schedule.faults))
+
+
+def test_the_plugin_hands_the_cluster_options_to_the_backend(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        from pytest_marathon.plugin_options import SETTINGS
+
+        def test_settings(request):
+            settings = request.config.stash[SETTINGS]
+            assert settings.backend == "kubernetes"
+            assert dict(settings.backend_options) == {
+                "kubeconfig": "kc.yaml", "context": "kind-marathon",
+                "prometheus_url": "http://prom:9090", "registry": "reg:5000/b"}
+        """
+    )
+    result = pytester.runpytest_subprocess(
+        "--marathon-backend=kubernetes", "--marathon-kubeconfig=kc.yaml", "--marathon-context=kind-marathon",
+        "--marathon-prometheus-url=http://prom:9090", "--marathon-registry=reg:5000/b", "-p", "no:randomly")
+    result.assert_outcomes(passed=1)
