@@ -133,6 +133,12 @@ def test_a_cluster_from_a_kubeconfig_reads_through_the_api_and_skips_what_it_can
         r["revision"] for r in twin.rollout_history("frontend")]
     with pytest.raises(Exception, match="registry"):
         backend.build_image("frontend", {"x.py": ""})
+    # artifacts a Deployment, ConfigMap or Node holds read as the twin reports them
+    for artifact in ("image:frontend", "env:frontend/PORT", "env:checkoutservice/PAYMENT_SERVICE_ADDR",
+                     "replicas:cartservice", "limits:cartservice/memory", "probe:frontend/readiness",
+                     "pod:frontend", "node:" + twin.resources("nodes")[0]["metadata"]["name"], "image:nosuch"):
+        assert backend.artifact_value(artifact) == twin.artifact_value(artifact), artifact
+    assert backend.topology()["edges"] == twin.topology()["edges"]
     catalog = load_catalog("boutique")
     schedule = schedule_for("boutique", "short-5", 1, catalog)
     assert any(needs(f.entry) for f in schedule.faults), "short-5 seed 1 should hold an entry a cluster lacks"

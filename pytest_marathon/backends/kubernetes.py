@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from pytest_marathon.backends import kubernetes_artifacts
 from pytest_marathon.backends.base import (
     ActionResult,
     BackendError,
@@ -215,6 +216,8 @@ class KubernetesBackend:
         return self._operator("trace", trace_id=trace_id)
 
     def topology(self) -> dict[str, Any]:
+        if self._operator_url is None:
+            return kubernetes_artifacts.topology(self)
         return dict(self._operator("topology"))
 
     def events(self, *, since: float | None = None, object_name: str | None = None,
@@ -346,6 +349,9 @@ class KubernetesBackend:
         return self._change(deployment, env=env, resources=resources, change_cause=change_cause)
 
     def set_feature_flag(self, name: str, value: str) -> ActionResult:
+        if self._operator_url is None:  # a merge patch of the shared ConfigMap, as kubectl patch sends it
+            self._raw(self.core.patch_namespaced_config_map, "feature-flags", self.namespace, {"data": {name: value}})
+            return ActionResult(True, f"configmap/feature-flags patched ({name}={value})", None, self.now)
         r = self._operator("set_feature_flag", name=name, value=value)
         return ActionResult(bool(r["ok"]), r["message"], r["revision"], r["completes_at"])
 
@@ -429,6 +435,8 @@ class KubernetesBackend:
         return bool(self._operator("probe", spec=dict(spec)))
 
     def artifact_value(self, artifact: str) -> str | None:
+        if self._operator_url is None:
+            return kubernetes_artifacts.artifact_value(self, artifact)
         return self._operator("artifact_value", artifact=artifact)
 
 
