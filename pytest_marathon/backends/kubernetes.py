@@ -412,7 +412,12 @@ class KubernetesBackend:
 
     def chaos_start(self, kind: str, target: str, **params: Any) -> str:
         """A Chaos Mesh object for the fault (the kinds Chaos Mesh has); the twin's own kinds
-        (a datastore outage, a credential rotation, ...) through its operator endpoint."""
+        (a datastore outage, a credential rotation, ...) through its operator endpoint.
+
+        The request is the one chaostoolkit-kubernetes sends (`chaosk8s.crd.actions.
+        create_custom_object`: CustomObjectsApi.create_namespaced_custom_object), made with this
+        backend's client: chaosk8s builds its own from ~/.kube/config or KUBERNETES_* variables
+        (`chaosk8s.create_k8s_api_client`), which would not be the cluster the run was given."""
         self._chaos_seq += 1
         doc = chaos_object(kind, target, params, self.namespace, f"marathon-{self._chaos_seq:04d}")
         if doc is None:
