@@ -166,3 +166,44 @@ def test_the_plugin_hands_the_cluster_options_to_the_backend(pytester: pytest.Py
         "--marathon-backend=kubernetes", "--marathon-kubeconfig=kc.yaml", "--marathon-context=kind-marathon",
         "--marathon-prometheus-url=http://prom:9090", "--marathon-registry=reg:5000/b", "-p", "no:randomly")
     result.assert_outcomes(passed=1)
+
+
+def test_releases_through_the_api_change_the_twin_as_the_twin_backend_does() -> None:
+    """The orchestrator's releases as patches (probes, a Secret reference, an image with env and a
+    strategy, a change-cause alone) leave the same deployment as `Twin.release` on a twin of the
+    same seed."""
+    twin = Twin(app="boutique", seed=2)
+    backend = create_backend("boutique", 2, backend="kubernetes")
+    releases: list[tuple[str, dict[str, Any]]] = [
+        ("checkoutservice", {"probes": {"readiness": {"type": "grpc", "port": 5060}}}),
+        ("frontend", {"probes": {"readiness": {"type": "tcp", "port": 8080, "periodSeconds": 7}}}),
+        ("cartservice", {"env": {"REDIS_PASSWORD": "plain-text"}}),
+        ("cartservice", {"env": {"REDIS_PASSWORD": {"secretKeyRef": {"name": "redis-cart-credentials",
+                                                                      "key": "password"}}}}),
+        ("currencyservice", {"image": "currencyservice:v9.9.9", "env": {"EXTRA": "1", "PORT": None},
+                             "strategy": {"type": "Recreate"}}),
+        ("adservice", {"resources": {"limits.memory": "512Mi", "requests.cpu": "250m"}}),
+    ]
+    try:
+        for t, (target, change) in zip((10, 20, 30, 40, 50, 60), releases, strict=True):
+            twin.advance_to(t)
+            backend.advance_to(t)
+            if "image" in change:
+                twin.push_image(target, change["image"])
+                backend.push_image(target, change["image"])
+            expected = twin.release(target, change_cause=f"release {t}", **change)
+            got = backend.release(target, change_cause=f"release {t}", **change)
+            assert (got.ok, got.revision) == (expected.ok, expected.revision), target
+        backend.annotate_change_cause("emailservice", "a new text")
+        twin.annotate_change_cause("emailservice", "a new text")
+        for target in sorted({r[0] for r in releases} | {"emailservice"}):
+            ours = [{k: v for k, v in r.items() if k != "created_at"} for r in backend.rollout_history(target)]
+            theirs = [{k: v for k, v in r.items() if k != "created_at"} for r in twin.rollout_history(target)]
+            assert ours == theirs, target
+        for artifact in ("probe:checkoutservice/readiness", "probe:frontend/readiness", "env:cartservice/REDIS_PASSWORD",
+                         "image:currencyservice", "env:currencyservice/EXTRA", "env:currencyservice/PORT",
+                         "limits:adservice/memory"):
+            assert backend.artifact_value(artifact) == twin.artifact_value(artifact), artifact
+        assert backend.resources("deployments", "currencyservice")[0]["spec"]["strategy"] == {"type": "Recreate"}
+    finally:
+        backend.close()

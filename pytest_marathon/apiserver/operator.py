@@ -111,15 +111,13 @@ class OperatorApi:
         backend = self.backend
         if name == "chaos_start":
             return backend.chaos_start(args["kind"], args["target"], **(args.get("params") or {}))
-        if name in ("trace", "probe", "artifact_value", "flag_readers", "chaos_stop", "rollout_history"):
-            return getattr(backend, name)(*args.values())
-        if name in ("source_diff", "push_image", "set_feature_flag", "build_image"):
-            return getattr(backend, name)(*(args[k] for k in CALLS[name]))
-        if name == "source":
-            return backend.source(args["service"], revision=args.get("revision"), path=args.get("path"))
-        if name == "rollout_completed_at":
-            return backend.rollout_completed_at(args["deployment"], args.get("revision"))
-        return getattr(backend, name)(**args)
+        if name in ("source", "rollout_completed_at"):
+            first, *rest = CALLS[name]
+            return getattr(backend, name)(args[first], **{k: args.get(k) for k in rest})
+        if name in ("traces", "logs", "sli_samples"):
+            return getattr(backend, name)(**args)
+        # the rest take their arguments by position, in CALLS' order
+        return getattr(backend, name)(*(args[k] for k in CALLS[name]))
 
     # --- Chaos Mesh objects --------------------------------------------------------------------------
     def _chaos_request(self, method: str, target: Target, doc: Any) -> Reply:
