@@ -170,11 +170,15 @@ class OperatorApi:
             raise ApiError(422, "Invalid", str(exc)) from None
         cause_now = current["metadata"].get("annotations", {}).get(CHANGE_CAUSE)
         cause = desired.get("metadata", {}).get("annotations", {}).get(CHANGE_CAUSE)
-        if cause == cause_now:
-            try:  # what an agent's kubectl may send (scale, restart, undo, set env) runs as it would
-                return self._agent_write(target, current, desired)
+        if cause == cause_now:  # what an agent's kubectl may send (scale, restart, undo, set env) runs as it would
+            replica_sets = [rs for rs in self.api.shaper.objects("replicasets", self.api.resource_version)
+                            if rs["metadata"]["labels"].get("app") == name]
+            try:
+                plan = changes.plan_change(name, current, desired, replica_sets)
             except ApiError:
-                pass
+                plan = None  # more than an agent may change: a release
+            if plan is not None:
+                return self._agent_write(target, current, plan)
         release = release_args(current, desired)
         try:
             if release:
@@ -199,12 +203,9 @@ class OperatorApi:
                             "completes_at": result.completes_at})
         return json_reply(after)
 
-    def _agent_write(self, target: Target, current: dict[str, Any], desired: dict[str, Any]) -> Reply:
-        """Everything else (scale, restart, undo) is what an agent's kubectl may send too."""
+    def _agent_write(self, target: Target, current: dict[str, Any], plan: changes.Plan) -> Reply:
+        """A change an agent's kubectl may send too, carried out as the agent-facing API does."""
         assert target.name is not None
-        replica_sets = [rs for rs in self.api.shaper.objects("replicasets", self.api.resource_version)
-                        if rs["metadata"]["labels"].get("app") == target.name]
-        plan = changes.plan_change(target.name, current, desired, replica_sets)
         if plan.empty():
             return json_reply(current)
         messages = changes.carry_out(self.backend, target.name, plan)
