@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from pytest_marathon.apiserver.server import KubeApiServer
-from pytest_marathon.backends import create_backend
+from pytest_marathon.backends import BackendError, create_backend
 from pytest_marathon.bundle import read_bundle
 from pytest_marathon.config import RunConfig
 from pytest_marathon.runner import record_marathon
@@ -207,3 +207,23 @@ def test_releases_through_the_api_change_the_twin_as_the_twin_backend_does() -> 
         assert backend.resources("deployments", "currencyservice")[0]["spec"]["strategy"] == {"type": "Recreate"}
     finally:
         backend.close()
+
+
+def test_a_clusters_agent_actions_are_the_requests_kubectl_sends(served: Any, tmp_path: Path) -> None:
+    """Without the operator's token (a cluster's kubeconfig) scale, restart and rollback are the
+    agent-grade requests the twin's API accepts from kubectl, and change the twin as the tools do."""
+    from pytest_marathon.apiserver.kubeconfig import write_kubeconfig
+
+    twin, server = served
+    path = write_kubeconfig(tmp_path / "kubeconfig.yaml", server.url, twin.namespace)
+    backend = create_backend("boutique", 3, backend="kubernetes", kubeconfig=str(path),
+                             prometheus_url="http://127.0.0.1:9")
+    assert backend.scale("emailservice", 2).ok and twin.artifact_value("replicas:emailservice") == "2"
+    before = twin.rollout_history("emailservice")[-1]["revision"]
+    assert backend.restart("emailservice").revision == before + 1
+    assert backend.update_config("emailservice", env={"LOG_LEVEL": "debug"}).ok
+    assert twin.artifact_value("env:emailservice/LOG_LEVEL") == "debug"
+    result = backend.rollback("emailservice")
+    assert result.ok and twin.artifact_value("env:emailservice/LOG_LEVEL") != "debug"
+    with pytest.raises(BackendError, match="nothing else"):  # an agent may not write change-causes
+        backend.update_config("emailservice", env={"LOG_LEVEL": "info"}, change_cause="agent: INC-1")
