@@ -100,7 +100,7 @@ def test_short_5_with_the_runbook_scores_the_same_through_the_kubernetes_api(tmp
     assert through_api == on_twin
 
 
-def test_create_backend_kubernetes_serves_a_twin_and_steps_its_clock() -> None:
+def test_create_backend_kubernetes_serves_a_twin_and_steps_its_clock_forward_only() -> None:
     backend = create_backend("boutique", 1, backend="kubernetes")
     try:
         backend.advance_to(30)
@@ -111,6 +111,11 @@ def test_create_backend_kubernetes_serves_a_twin_and_steps_its_clock() -> None:
         history = backend.rollout_history("frontend")
         assert history and history[-1]["current"]
         assert backend.restart("frontend").message == "deployment.apps/frontend restarted"
+        with pytest.raises(BackendError):  # the clock does not go back
+            backend.advance_to(10)
+        with pytest.raises(BackendError, match="unknown deployment"):  # the twin's own words
+            backend.source("nosuch")
+        assert backend.now == 30
     finally:
         backend.close()
 
@@ -227,3 +232,4 @@ def test_a_clusters_agent_actions_are_the_requests_kubectl_sends(served: Any, tm
     assert result.ok and twin.artifact_value("env:emailservice/LOG_LEVEL") != "debug"
     with pytest.raises(BackendError, match="nothing else"):  # an agent may not write change-causes
         backend.update_config("emailservice", env={"LOG_LEVEL": "info"}, change_cause="agent: INC-1")
+

@@ -104,11 +104,14 @@ class KubernetesBackend:
             with urllib.request.urlopen(request, timeout=120) as response:
                 return json.loads(response.read())
         except urllib.error.HTTPError as exc:
-            body = exc.read()
             try:
-                return json.loads(body) if exc.code == 409 else _raise(exc.code, body)
+                doc = json.loads(exc.read())
             except ValueError:
-                raise BackendError(f"{url}: HTTP {exc.code}") from None
+                doc = None
+            if exc.code == 409 and isinstance(doc, dict) and "error" in doc:
+                return doc  # the backend refused the call: its words, as a BackendError above
+            message = doc.get("message") if isinstance(doc, dict) else None
+            raise BackendError(message or f"{url}: HTTP {exc.code}") from None
 
     def _raw(self, method: Any, *args: Any, **kwargs: Any) -> Any:
         """A client call's JSON as the server sent it (the objects' full documents)."""
@@ -443,10 +446,6 @@ class KubernetesBackend:
         if self._operator_url is None:
             return kubernetes_artifacts.artifact_value(self, artifact)
         return self._operator("artifact_value", artifact=artifact)
-
-
-def _raise(code: int, body: bytes) -> Any:
-    raise BackendError(f"HTTP {code}: {body[:300].decode(errors='replace')}")
 
 
 def _backend_error(exc: Any) -> BackendError:
