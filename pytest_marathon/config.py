@@ -15,7 +15,7 @@ from typing import Any
 
 DEFAULT_SCENARIO = "marathon"
 DEFAULT_BACKEND = "twin"
-BACKENDS = ("twin",)
+BACKENDS = ("twin", "kubernetes")
 DEFAULT_DELTA_S = 120.0
 DEFAULT_BUDGET_S = 110.0
 DEFAULT_MUTATION_CAP = 10
@@ -54,6 +54,10 @@ class RunConfig:
     max_cost_usd: float | None = DEFAULT_MAX_COST_USD
     price_table: Path | None = None
     seed_salt: str | None = field(default=None, repr=False)
+    #: Where a non-twin backend finds its system (`kubeconfig`, `context`, `prometheus_url`,
+    #: `registry` for `kubernetes`), as sorted (name, value) pairs; not recorded: an address
+    #: says where the run happened, not what it was.
+    backend_options: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -119,6 +123,7 @@ class RunConfig:
         data.pop("out_dir")
         data["price_table_digest"] = load_price_table(data.pop("price_table")).digest
         data.pop("seed_salt")
+        data.pop("backend_options")
         run_salt = self.run_salt
         data["seed_salt_commitment"] = None if run_salt is None else commitment(run_salt)
         data["users"] = effective_users(self.app, self.backend, self.users)

@@ -35,7 +35,7 @@ def marathon_backend(request: pytest.FixtureRequest) -> Any:
 
     settings = request.config.stash[SETTINGS]
     app, seed, _ = _target(settings)
-    return create_backend(app, seed, backend=settings.backend)
+    return create_backend(app, seed, backend=settings.backend, **dict(settings.backend_options))
 
 
 @pytest.fixture(scope="session")
@@ -85,6 +85,7 @@ class MarathonHarness:
             seed=seed,
             scenario=scenario,
             backend=self.settings.backend,
+            backend_options=self.settings.backend_options,
             out_dir=self.out_dir,
             **{
                 "delta_s": self.settings.delta_s,

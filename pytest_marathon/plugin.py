@@ -91,6 +91,7 @@ class MarathonItem(pytest.Item):
         run_config = RunConfig(
             out_dir=settings.bundle_dir,
             backend=settings.backend,
+            backend_options=settings.backend_options,
             delta_s=settings.delta_s,
             budget_s=settings.budget_s,
             max_cost_usd=settings.max_cost_usd,

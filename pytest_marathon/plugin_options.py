@@ -55,6 +55,25 @@ _OPTIONS: tuple[tuple[str, str, str, str], ...] = (
     ),
     ("--marathon-backend", "marathon_backend", "string", f"backend (default {DEFAULT_BACKEND})"),
     (
+        "--marathon-kubeconfig",
+        "marathon_kubeconfig",
+        "string",
+        "kubeconfig of the cluster the kubernetes backend runs on (with --marathon-context; "
+        "neither: a twin behind its own Kubernetes API)",
+    ),
+    (
+        "--marathon-prometheus-url",
+        "marathon_prometheus_url",
+        "string",
+        "Prometheus the kubernetes backend queries on a cluster",
+    ),
+    (
+        "--marathon-registry",
+        "marathon_registry",
+        "string",
+        "image registry for code faults on a cluster (without one they are skipped)",
+    ),
+    (
         "--marathon-delta",
         "marathon_delta",
         "string",
@@ -218,6 +237,8 @@ class MarathonSettings:
     #: The metering proxy's budget per run in USD (None: none) and the user's price table file.
     max_cost_usd: float | None = DEFAULT_MAX_COST_USD
     price_table: Path | None = None
+    #: Where the kubernetes backend finds its cluster (RunConfig.backend_options).
+    backend_options: tuple[tuple[str, str], ...] = ()
     #: Refuse agents below the sandbox (`--marathon-require-isolation`).
     require_isolation: bool = False
     #: Serve the live APIs read-only while each run is recorded (`--marathon-serve-api`).
@@ -324,6 +345,7 @@ def read_settings(config: pytest.Config) -> MarathonSettings:
         seeds=seeds,
         scenarios=scenarios,
         backend=backend,
+        backend_options=_backend_options(config),
         delta_s=delta_s,
         budget_s=budget_s,
         min_score=_number(config, "marathon_min_score", "--marathon-min-score"),
@@ -444,3 +466,15 @@ def _path(here: Path, raw: str | None) -> Path | None:
         return None
     path = Path(raw)
     return path if path.is_absolute() else here / path
+
+
+def _backend_options(config: pytest.Config) -> tuple[tuple[str, str], ...]:
+    """The kubernetes backend's cluster: kubeconfig, context (the cluster fixtures' option),
+    Prometheus URL, registry; empty for the twin-backed default."""
+    values = {
+        "kubeconfig": _value(config, "marathon_kubeconfig"),
+        "context": config.getoption("marathon_context", default=None),
+        "prometheus_url": _value(config, "marathon_prometheus_url"),
+        "registry": _value(config, "marathon_registry"),
+    }
+    return tuple(sorted((k, str(v)) for k, v in values.items() if v))

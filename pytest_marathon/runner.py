@@ -38,6 +38,7 @@ from pytest_marathon.backends import create_backend
 from pytest_marathon.bundle import Recorder
 from pytest_marathon.config import ALERT_EVERY_S, ConfigError, RunConfig
 from pytest_marathon.faults import Orchestrator, load_catalog, load_scenario, schedule_for
+from pytest_marathon.faults.backend_support import drop_unsupported
 from pytest_marathon.interface import InProcessClient, ToolSession, serve_http
 from pytest_marathon.isolation.levels import RunIsolation, isolation_level, require_isolation
 from pytest_marathon.metering.runs import start_metering, usage_record
@@ -269,9 +270,12 @@ class _Marathon:
         scenario = load_scenario(config.scenario)
         catalog = load_catalog(config.app)
         schedule = schedule_for(config.app, scenario, config.seed, catalog, salt=config.run_salt)
-        backend = create_backend(config.app, config.seed, backend=config.backend, users=config.users)
+        backend = create_backend(config.app, config.seed, backend=config.backend, users=config.users,
+                                 **dict(config.backend_options))
+        schedule = drop_unsupported(schedule, backend)  # e.g. code faults without a registry
         orchestrator = Orchestrator(backend, schedule)
-        engine = AlertEngine(load_rule_pack(config.app), backend.store, backend.namespace)
+        promql = getattr(backend, "promql", None)  # a backend without a store brings its evaluator
+        engine = AlertEngine(load_rule_pack(config.app), backend.store, backend.namespace, promql=promql)
         bundle = config.bundle_dir
         bundle.parent.mkdir(parents=True, exist_ok=True)
         # `schedule` and a salted run's salt are held: ground truth reaches the disk only at
@@ -286,7 +290,8 @@ class _Marathon:
         # tool calls may come from an agent's thread or the MCP server's: they are recorded only
         # while the bundle is open, and one arriving after it was closed is dropped
         session = ToolSession(
-            backend, alerts=engine.history, sink=self._append_late, mutation_cap=config.mutation_cap
+            backend, alerts=engine.history, sink=self._append_late, mutation_cap=config.mutation_cap,
+            promql=promql,
         )
         self.session = session
         client = InProcessClient(session)
@@ -347,6 +352,8 @@ class _Marathon:
                 apis.close()
             self.isolation.close()
             orchestrator.finish()
+            if hasattr(backend, "close"):  # servers a backend started for itself
+                backend.close()
             if self.recorder is not None and self.recorder.state == "running":
                 for record in orchestrator.take_releases():
                     self._append("releases", record)

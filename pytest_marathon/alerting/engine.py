@@ -29,8 +29,11 @@ class AlertEngine:
     """
 
     def __init__(
-        self, pack: RulePack, store: SeriesStore, namespace: str, interval: float = 15.0
+        self, pack: RulePack, store: SeriesStore | None, namespace: str, interval: float = 15.0,
+        *, promql: Any = None,
     ) -> None:
+        """`promql`: an evaluator with `vector(query, t)` to use instead of one over `store`
+        (a remote Prometheus, when the backend has no store)."""
         if interval <= 0:
             raise ValueError(f"evaluation interval must be positive, got {interval}")
         mismatched = sorted({r.group for r in pack.rules if r.interval != interval})
@@ -42,7 +45,9 @@ class AlertEngine:
         self.pack = pack
         self.namespace = namespace
         self.interval = interval
-        self.promql = PromQLEngine(store)
+        if promql is None and store is None:
+            raise ValueError("the alert engine needs a series store or a PromQL evaluator")
+        self.promql = promql if promql is not None else PromQLEngine(store)
         self._states = [RuleState(rule) for rule in pack.rules]
         self._fired: list[AlertInstance] = []
         self._last_t: float | None = None

@@ -112,6 +112,9 @@ class PrometheusApi:
 def _handler(api: PrometheusApi, lock: Any) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # headers and body go out in two writes: without TCP_NODELAY a keep-alive client's
+        # delayed ACK holds every answer ~40 ms
+        disable_nagle_algorithm = True
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
             self._serve("GET")

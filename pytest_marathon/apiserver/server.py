@@ -20,6 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from pytest_marathon.apiserver.operator import OperatorApi
 from pytest_marathon.apiserver.resources import (
     CLOCK_PATH,
     KubeApi,
@@ -45,6 +46,7 @@ class KubeApiServer:
                  audit: AuditHook | None = None, lock: threading.RLock | None = None,
                  clock_token: str | None = None, operator_token: str | None = None, tls: bool = False) -> None:
         self.api = KubeApi(backend, clock_token, operator_token)
+        self.operator = OperatorApi(self.api, operator_token)
         self.backend = backend
         self.lock = lock or threading.RLock()
         self.audit = audit
@@ -96,7 +98,8 @@ def start_kube_api(backend: Backend, *, host: str = "127.0.0.1", port: int = 0,
                    tls: bool = False) -> KubeApiServer:
     """Serve the Kubernetes API over `backend`. `audit` gets one `{verb, path, status}` per
     request; `clock_token`, when given, is the bearer token `POST /marathon/v1/clock` needs;
-    `operator_token` is the bearer token of the operator identity (apiserver/identity.py);
+    `operator_token` is the bearer token of the operator identity (apiserver/identity.py), which
+    also carries the harness's own requests (apiserver/operator.py);
     `tls` serves HTTPS with a fresh self-signed certificate (`server.certificate`)."""
     return KubeApiServer(backend, host=host, port=port, audit=audit, lock=lock, clock_token=clock_token,
                          operator_token=operator_token, tls=tls)
@@ -105,6 +108,9 @@ def start_kube_api(backend: Backend, *, host: str = "127.0.0.1", port: int = 0,
 def _handler_for(server: KubeApiServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # headers and body go out in two writes: without TCP_NODELAY a keep-alive client's
+        # delayed ACK holds every answer ~40 ms
+        disable_nagle_algorithm = True
         server_version = "pytest-marathon-kube-api"
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
@@ -123,9 +129,13 @@ def _handler_for(server: KubeApiServer) -> type[BaseHTTPRequestHandler]:
             # OpenAPI comes from the client's models, not the twin: generating it (seconds, once)
             # must not hold up the twin's clock, which a marathon steps under the same lock
             lock = contextlib.nullcontext() if parts.path.startswith("/openapi/") else server.lock
+            headers = _headers(self.headers)
             try:
                 with lock:
-                    reply = server.api.handle(self.command, parts.path, parts.query, _headers(self.headers), body)
+                    if server.operator.claims(self.command, parts.path, headers):
+                        reply = server.operator.handle(self.command, parts.path, headers, body)
+                    else:
+                        reply = server.api.handle(self.command, parts.path, parts.query, headers, body)
             except ApiError as exc:
                 reply = json_reply(exc.status(), exc.code)
             server.record(verb, self.path, reply.status)

@@ -47,6 +47,13 @@ def register(subparsers: Any) -> None:
         help=f"scenario name or YAML path (default {DEFAULT_SCENARIO}; pytest-marathon scenarios)",
     )
     run.add_argument("--backend", default=DEFAULT_BACKEND, choices=BACKENDS, help="where it runs")
+    for flag, help_text in (
+        ("--kubeconfig", "kubernetes backend: the cluster's kubeconfig (none: a twin behind its own API)"),
+        ("--context", "kubernetes backend: the kubeconfig context"),
+        ("--prometheus-url", "kubernetes backend: the cluster's Prometheus"),
+        ("--registry", "kubernetes backend: image registry for code faults (none: they are skipped)"),
+    ):
+        run.add_argument(flag, default=None, help=help_text)
     run.add_argument("--out", type=Path, default=Path("marathon-bundles"), help="bundle folder")
     run.add_argument(
         "--delta",
@@ -237,6 +244,10 @@ def _run_seed(
             seed=seed,
             scenario=args.scenario,
             backend=args.backend,
+            backend_options=tuple(sorted(
+                (k, v) for k in ("kubeconfig", "context", "prometheus_url", "registry")
+                if (v := getattr(args, k)) is not None
+            )),
             out_dir=args.out,
             delta_s=args.delta,
             budget_s=args.budget,

@@ -38,7 +38,8 @@ def effective_users(app: str, backend: str, users: int | None) -> int:
     (recorded as a number, so that `None` and the default it stands for are one configuration)."""
     if users is not None:
         return int(users)
-    if backend != "twin":
+    # the kubernetes backend runs the manifests rendered from the same app.yaml (or a twin of it)
+    if backend not in ("twin", "kubernetes"):
         raise ValueError(f"no default user count known for backend {backend!r}")
     from pytest_marathon.twin.appspec import load_app
 

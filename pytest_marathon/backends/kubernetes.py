@@ -1,0 +1,462 @@
+"""`KubernetesBackend`: the `Backend` protocol over a Kubernetes API server and a Prometheus.
+
+Reads go through the `kubernetes` client (deployments, pods, ReplicaSets for rollout history,
+events, `pods/log`) and PromQL through `prometheus-api-client` (`RemotePromQL`; `store` is None).
+Agent actions are the requests kubectl sends: `rollout restart` patches the template annotation
+`kubectl.kubernetes.io/restartedAt` (kubectl pkg/polymorphichelpers/objectrestarter.go), `scale`
+writes the scale subresource, `rollout undo` patches the template of the earlier ReplicaSet back
+(pkg/polymorphichelpers/rollback.go), `set env` / `set image` are strategic-merge patches with the
+`kubernetes.io/change-cause` annotation. The orchestrator's releases are patches too; direct
+faults are Chaos Mesh objects (`chaos-mesh.org/v1alpha1`, the shapes `chaosk8s.chaosmesh` creates).
+
+What a cluster answers from other systems (the load generator's SLI, Jaeger's traces, the image
+registry's sources and builds, the catalog's symptom probes) the twin's API server answers under
+`/marathon/v1/` for the operator's bearer token; on a real cluster without them such calls raise
+`BackendError` naming the missing system (docs/kubernetes-backend.md). The clock is the twin's
+`/marathon/v1/clock` when the server has one, the wall clock otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from pytest_marathon.backends import kubernetes_artifacts
+from pytest_marathon.backends.base import (
+    ActionResult,
+    BackendError,
+    BuildResult,
+    EnvValue,
+    SliSample,
+)
+from pytest_marathon.backends.kubernetes_promql import RemotePromQL
+from pytest_marathon.backends.kubernetes_shapes import (
+    CHANGE_CAUSE,
+    RESTARTED_AT,
+    REVISION,
+    chaos_object,
+    container_patch,
+    log_lines,
+    virtual_time,
+)
+from pytest_marathon.faults.backend_support import EVERYTHING, REGISTRY
+
+RESULT_ANNOTATION = "marathon.pytest.dev/result"
+_KINDS = ("deployments", "replicasets", "pods", "services", "configmaps", "nodes")
+
+
+class KubernetesBackend:
+    """One application's namespace on a Kubernetes API server (see the module docstring)."""
+
+    def __init__(self, app: str, *, api_client: Any, namespace: str, prometheus_url: str,
+                 operator_url: str | None = None, operator_token: str | None = None,
+                 epoch: datetime | None = None, prometheus_time_base: float | None = None,
+                 tick_seconds: float = 5.0, registry: str | None = None,
+                 closers: tuple[Any, ...] = ()) -> None:
+        """`epoch`: the wall time of the backend's t = 0 in the API's timestamps (default: now,
+        for a real cluster); `prometheus_time_base`: the unix time of t = 0 in PromQL requests
+        (default: the epoch's)."""
+        from kubernetes import client
+
+        self.app = app
+        self.namespace = namespace
+        self.tick_seconds = tick_seconds
+        self.registry = registry
+        self.api_client = api_client
+        self.core = client.CoreV1Api(api_client)
+        self.apps = client.AppsV1Api(api_client)
+        self.custom = client.CustomObjectsApi(api_client)
+        self.epoch = epoch or datetime.now(UTC)
+        base = self.epoch.timestamp() if prometheus_time_base is None else prometheus_time_base
+        self.promql = RemotePromQL(prometheus_url, time_base=base)
+        self._operator_url = operator_url
+        self._token = operator_token
+        self._closers = closers
+        # what this cluster can deliver beyond plain patches (faults/backend_support.py): the
+        # twin's API server has a registry and all chaos kinds; a cluster only what it is given
+        self.offers = EVERYTHING if operator_url else frozenset({REGISTRY} if registry else ())
+        self._chaos_seq = 0
+
+    # --- plumbing --------------------------------------------------------------------------------
+    def close(self) -> None:
+        for closer in self._closers:
+            closer.close()
+
+    def _operator(self, call: str, **args: Any) -> Any:
+        if self._operator_url is None:
+            raise BackendError(f"{call} needs the twin's operator endpoints; this cluster has no "
+                               "system that answers it (docs/kubernetes-backend.md)")
+        doc = self._post(f"{self._operator_url}/marathon/v1/{call}", args)
+        if "error" in doc:
+            raise BackendError(doc["error"])
+        return doc["result"]
+
+    def _post(self, url: str, doc: Any) -> Any:
+        request = urllib.request.Request(url, data=json.dumps(doc).encode(), method="POST",
+                                         headers={"Content-Type": "application/json",
+                                                  "Authorization": f"Bearer {self._token}"})
+        try:
+            with urllib.request.urlopen(request, timeout=120) as response:
+                return json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            try:
+                doc = json.loads(exc.read())
+            except ValueError:
+                doc = None
+            if exc.code == 409 and isinstance(doc, dict) and "error" in doc:
+                return doc  # the backend refused the call: its words, as a BackendError above
+            message = doc.get("message") if isinstance(doc, dict) else None
+            raise BackendError(message or f"{url}: HTTP {exc.code}") from None
+
+    def _raw(self, method: Any, *args: Any, **kwargs: Any) -> Any:
+        """A client call's JSON as the server sent it (the objects' full documents)."""
+        from kubernetes.client.rest import ApiException
+
+        try:
+            response = method(*args, _preload_content=False, **kwargs)
+        except ApiException as exc:
+            raise _backend_error(exc) from None
+        data = response.data
+        return json.loads(data) if data else None
+
+    # --- clock -------------------------------------------------------------------------------------
+    @property
+    def now(self) -> float:
+        if self._operator_url is None:
+            return round(time.time() - self.epoch.timestamp(), 3)
+        return self._get_clock()
+
+    def _get_clock(self) -> float:
+        with urllib.request.urlopen(f"{self._operator_url}/marathon/v1/clock", timeout=60) as response:
+            return float(json.loads(response.read())["now"])
+
+    def _clock(self, doc: Any) -> Any:
+        assert self._operator_url is not None
+        return self._post(f"{self._operator_url}/marathon/v1/clock", doc)
+
+    def advance_to(self, t: float) -> None:
+        if self._operator_url is None:
+            delay = t - self.now
+            if delay > 0:
+                time.sleep(delay)
+            return
+        self._clock({"advance_to": t})
+
+    # --- reads ---------------------------------------------------------------------------------------
+    @property
+    def store(self) -> None:
+        return None
+
+    def workloads(self) -> list[str]:
+        items = self._raw(self.apps.list_namespaced_deployment, self.namespace)["items"]
+        hidden = set(self.infrastructure())
+        return sorted(d["metadata"]["name"] for d in items if d["metadata"]["name"] not in hidden)
+
+    def infrastructure(self) -> list[str]:
+        if self._operator_url is None:
+            return []
+        return list(self._operator("infrastructure"))
+
+    def resources(self, kind: str, name: str | None = None) -> list[dict[str, Any]]:
+        kind = kind.lower()
+        if kind in ("secret", "secrets"):
+            raise BackendError("secrets are not readable")
+        if not kind.endswith("s"):
+            kind += "s"
+        if kind not in _KINDS:
+            raise BackendError(f"unknown resource kind {kind!r}; known: {', '.join(_KINDS)}")
+        lister = {
+            "deployments": lambda: self._raw(self.apps.list_namespaced_deployment, self.namespace),
+            "replicasets": lambda: self._raw(self.apps.list_namespaced_replica_set, self.namespace),
+            "pods": lambda: self._raw(self.core.list_namespaced_pod, self.namespace),
+            "services": lambda: self._raw(self.core.list_namespaced_service, self.namespace),
+            "configmaps": lambda: self._raw(self.core.list_namespaced_config_map, self.namespace),
+            "nodes": lambda: self._raw(self.core.list_node),
+        }[kind]
+        out = list(lister()["items"])
+        if name is not None:
+            out = [o for o in out if o["metadata"]["name"] == name
+                   or kind == "pods" and o["metadata"].get("labels", {}).get("app") == name]
+            if not out:
+                raise BackendError(f"{kind[:-1]} {name!r} not found in namespace {self.namespace}")
+        return out
+
+    def logs(self, *, service: str | None = None, since: float | None = None, until: float | None = None,
+             level: str | None = None, contains: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
+        """Lines from `pods/log` (what the API carries: time and message; a line's level and trace id
+        are not in it, so `level` matches the message's text)."""
+        selector = f"app={service}" if service else None
+        pods = self._raw(self.core.list_namespaced_pod, self.namespace, label_selector=selector)["items"]
+        lines: list[dict[str, Any]] = []
+        for pod in pods:
+            meta = pod["metadata"]
+            kwargs: dict[str, Any] = {"timestamps": True}
+            if since is not None:
+                kwargs["since_seconds"] = max(1, int(self.now - since) + 1)
+            response = self.core.read_namespaced_pod_log(meta["name"], self.namespace, _preload_content=False,
+                                                         **kwargs)
+            for t, message in log_lines(response.data.decode(), self.epoch):
+                lines.append({"t": t, "service": meta.get("labels", {}).get("app"), "pod": meta["name"],
+                              "message": message, "container": pod["spec"]["containers"][0]["name"]})
+        lines = [line for line in lines if (since is None or line["t"] >= since)
+                 and (until is None or line["t"] <= until)
+                 and (level is None or level.lower() in line["message"].lower())
+                 and (contains is None or contains in line["message"])]
+        lines.sort(key=lambda line: line["t"])
+        return lines[-limit:] if limit > 0 else []
+
+    def traces(self, *, service: str | None = None, since: float | None = None, until: float | None = None,
+               errors_only: bool = False, min_duration_ms: float | None = None, limit: int = 20) -> list[dict[str, Any]]:
+        return list(self._operator("traces", service=service, since=since, until=until, errors_only=errors_only,
+                                   min_duration_ms=min_duration_ms, limit=limit))
+
+    def trace(self, trace_id: str) -> dict[str, Any] | None:
+        return self._operator("trace", trace_id=trace_id)
+
+    def topology(self) -> dict[str, Any]:
+        if self._operator_url is None:
+            return kubernetes_artifacts.topology(self)
+        return dict(self._operator("topology"))
+
+    def events(self, *, since: float | None = None, object_name: str | None = None,
+               limit: int = 100) -> list[dict[str, Any]]:
+        items = self._raw(self.core.list_namespaced_event, self.namespace)["items"]
+        found = []
+        for event in items:
+            t = virtual_time(event.get("lastTimestamp") or event.get("eventTime"), self.epoch)
+            name = event["involvedObject"]["name"]
+            if since is not None and (t is None or t < since):
+                continue
+            if object_name is not None and not (name == object_name or name.startswith(object_name + "-")):
+                continue
+            found.append({**event, "t": t})
+        found.sort(key=lambda e: (e["t"] or 0.0, virtual_time(e.get("firstTimestamp"), self.epoch) or 0.0))
+        return found[-limit:] if limit > 0 else []
+
+    def _replica_sets(self, deployment: str) -> list[dict[str, Any]]:
+        items = self._raw(self.apps.list_namespaced_replica_set, self.namespace,
+                          label_selector=f"app={deployment}")["items"]
+        return [rs for rs in items if any(ref.get("kind") == "Deployment" and ref.get("name") == deployment
+                                          for ref in rs["metadata"].get("ownerReferences", []))]
+
+    def _deployment(self, name: str) -> dict[str, Any]:
+        return self._raw(self.apps.read_namespaced_deployment, name, self.namespace)
+
+    def rollout_history(self, deployment: str) -> list[dict[str, Any]]:
+        """`kubectl rollout history`'s rows from the ReplicaSets the deployment owns; `created_at`
+        is the ReplicaSet's creationTimestamp on the backend's clock."""
+        current = self._deployment(deployment)["metadata"].get("annotations", {}).get(REVISION)
+        rows = []
+        for rs in self._replica_sets(deployment):
+            meta = rs["metadata"]
+            revision = meta.get("annotations", {}).get(REVISION)
+            if revision is None:
+                continue
+            rows.append({"revision": int(revision), "change_cause": meta.get("annotations", {}).get(CHANGE_CAUSE, ""),
+                         "image": rs["spec"]["template"]["spec"]["containers"][0]["image"],
+                         "replica_set": meta["name"], "created_at": virtual_time(meta.get("creationTimestamp"), self.epoch),
+                         "current": revision == current})
+        return sorted(rows, key=lambda r: r["revision"])
+
+    def rollout_completed_at(self, deployment: str, revision: int | None = None) -> float | None:
+        if self._operator_url is not None:
+            return self._operator("rollout_completed_at", deployment=deployment, revision=revision)
+        dep = self._deployment(deployment)
+        now_rev = dep["metadata"].get("annotations", {}).get(REVISION)
+        if revision is not None and str(revision) != now_rev:
+            return None
+        for condition in dep.get("status", {}).get("conditions", []):
+            if condition.get("type") == "Progressing" and condition.get("reason") == "NewReplicaSetAvailable":
+                return virtual_time(condition.get("lastUpdateTime"), self.epoch)
+        return None
+
+    def source(self, service: str, *, revision: int | None = None, path: str | None = None) -> dict[str, str]:
+        return dict(self._operator("source", service=service, revision=revision, path=path))
+
+    def source_diff(self, service: str, from_revision: int, to_revision: int) -> str:
+        return str(self._operator("source_diff", service=service, from_revision=from_revision,
+                                  to_revision=to_revision))
+
+    def sli_samples(self, since: float | None = None) -> list[SliSample]:
+        return [SliSample(**s) for s in self._operator("sli_samples", since=since)]
+
+    def flag_readers(self, name: str) -> list[str]:
+        return list(self._operator("flag_readers", name=name))
+
+    # --- agent actions ---------------------------------------------------------------------------------
+    def _patch(self, name: str, body: Any, *, content_type: str = "application/strategic-merge-patch+json",
+               scale: bool = False) -> dict[str, Any]:
+        """A PATCH as kubectl sends it, with the operator's token when the backend holds one."""
+        method = self.apps.patch_namespaced_deployment_scale if scale else self.apps.patch_namespaced_deployment
+        return self._raw(method, name, self.namespace, body, _content_type=content_type)
+
+    def _result(self, name: str, doc: dict[str, Any], verb: str) -> ActionResult:
+        annotations = doc.get("metadata", {}).get("annotations", {})
+        if RESULT_ANNOTATION in annotations:
+            r = json.loads(annotations[RESULT_ANNOTATION])
+            return ActionResult(bool(r["ok"]), r["message"], r["revision"], r["completes_at"])
+        revision = annotations.get(REVISION)
+        return ActionResult(True, f"deployment.apps/{name} {verb}", int(revision) if revision else None,
+                            self.rollout_completed_at(name))
+
+    def restart(self, deployment: str) -> ActionResult:
+        # kubectl writes time.Now() in RFC 3339; microseconds keep two restarts in one second apart
+        stamp = datetime.now(UTC).isoformat(timespec="microseconds")
+        body = {"spec": {"template": {"metadata": {"annotations": {RESTARTED_AT: stamp}}}}}
+        return self._result(deployment, self._patch(deployment, body), "restarted")
+
+    def scale(self, deployment: str, replicas: int) -> ActionResult:
+        if not isinstance(replicas, int) or isinstance(replicas, bool):
+            raise BackendError(f"replicas must be an integer, got {replicas!r}")
+        doc = self._patch(deployment, {"spec": {"replicas": replicas}}, content_type="application/merge-patch+json",
+                          scale=True)
+        if RESULT_ANNOTATION not in doc.get("metadata", {}).get("annotations", {}):
+            doc = self._deployment(deployment)
+        return self._result(deployment, doc, "scaled")
+
+    def rollback(self, deployment: str, to_revision: int | None = None) -> ActionResult:
+        """kubectl's client-side undo: the earlier ReplicaSet's template, hash label dropped, as a
+        JSON patch of /spec/template with the ReplicaSet's annotations."""
+        dep = self._deployment(deployment)
+        current = int(dep["metadata"].get("annotations", {}).get(REVISION, "0"))
+        history = sorted(self._replica_sets(deployment),
+                         key=lambda rs: int(rs["metadata"].get("annotations", {}).get(REVISION, "0")))
+        revisions = [int(rs["metadata"].get("annotations", {}).get(REVISION, "0")) for rs in history]
+        if to_revision is None:
+            older = [rs for rs, rev in zip(history, revisions, strict=True) if rev < current]
+            if not older:
+                raise BackendError(f"no rollout history found for deployment {deployment!r} before revision {current}")
+            target = older[-1]
+        else:
+            found = [rs for rs, rev in zip(history, revisions, strict=True) if rev == to_revision]
+            if not found:
+                raise BackendError(f"unable to find specified revision {to_revision} in history of {deployment}")
+            if to_revision == current:
+                raise BackendError(f"revision {to_revision} is already the current revision of {deployment}")
+            target = found[0]
+        template = json.loads(json.dumps(target["spec"]["template"]))
+        template.get("metadata", {}).get("labels", {}).pop("pod-template-hash", None)
+        body = [{"op": "replace", "path": "/spec/template", "value": template}]
+        return self._result(deployment, self._patch(deployment, body, content_type="application/json-patch+json"),
+                            "rolled back")
+
+    def update_config(self, deployment: str, *, env: Mapping[str, str | None] | None = None,
+                      resources: Mapping[str, str] | None = None, change_cause: str = "") -> ActionResult:
+        if not env and not resources:
+            raise BackendError("update_config needs env and/or resources")
+        return self._change(deployment, env=env, resources=resources, change_cause=change_cause)
+
+    def set_feature_flag(self, name: str, value: str) -> ActionResult:
+        if self._operator_url is None:  # a merge patch of the shared ConfigMap, as kubectl patch sends it
+            self._raw(self.core.patch_namespaced_config_map, "feature-flags", self.namespace, {"data": {name: value}})
+            return ActionResult(True, f"configmap/feature-flags patched ({name}={value})", None, self.now)
+        r = self._operator("set_feature_flag", name=name, value=value)
+        return ActionResult(bool(r["ok"]), r["message"], r["revision"], r["completes_at"])
+
+    def build_image(self, service: str, files: Mapping[str, str]) -> BuildResult:
+        if self._operator_url is None:
+            raise BackendError(f"building an image of {service} needs a build pipeline that pushes to "
+                               f"{self.registry or 'a registry (--marathon-registry)'}; this backend runs none")
+        r = self._operator("build_image", service=service, files=dict(files))
+        return BuildResult(bool(r["ok"]), r["image"], tuple(r["failures"]), r["log"])
+
+    def deploy_image(self, deployment: str, image: str, change_cause: str = "") -> ActionResult:
+        if not isinstance(image, str) or ":" not in image:
+            raise BackendError(f"image must look like name:tag, got {image!r}")
+        return self._change(deployment, image=image, change_cause=change_cause)
+
+    def _change(self, deployment: str, *, change_cause: str, **fields: Any) -> ActionResult:
+        dep = self._deployment(deployment)
+        container = dep["spec"]["template"]["spec"]["containers"][0]
+        body: dict[str, Any] = {"spec": {"template": {"spec": {"containers": [container_patch(container, **{
+            k: v for k, v in fields.items() if k != "strategy"})]}}}}
+        if fields.get("strategy") is not None:
+            body["spec"]["strategy"] = {**{k: None for k in dep["spec"].get("strategy", {})}, **fields["strategy"]}
+        if change_cause:
+            body["metadata"] = {"annotations": {CHANGE_CAUSE: change_cause}}
+        return self._result(deployment, self._patch(deployment, body), "configured")
+
+    # --- fault API ---------------------------------------------------------------------------------------
+    def release(self, deployment: str, *, image: str | None = None, env: Mapping[str, EnvValue] | None = None,
+                resources: Mapping[str, str] | None = None, probes: Mapping[str, Any] | None = None,
+                patch: str | None = None, strategy: Mapping[str, Any] | None = None,
+                change_cause: str) -> ActionResult:
+        """A release as a patch of the deployment; a code patch is built into an image in the
+        registry first (`build_image` on the twin's registry, or the user's `--marathon-registry`)."""
+        if patch is not None:
+            from pytest_marathon.twin.patching import PatchError, apply_patch
+
+            try:
+                files = apply_patch(self.source(deployment), patch)
+            except PatchError as exc:
+                raise BackendError(f"patch does not apply to {deployment}: {exc}") from None
+            built = self.build_image(deployment, files)
+            if not built.ok:
+                revision = self._deployment(deployment)["metadata"].get("annotations", {}).get(REVISION)
+                return ActionResult(False, "build failed: " + "; ".join(built.failures),
+                                    int(revision) if revision else None, None, {"log": built.log})
+            image = built.image
+        return self._change(deployment, image=image, env=env, resources=resources, probes=probes,
+                            strategy=strategy, change_cause=change_cause)
+
+    def push_image(self, deployment: str, image: str) -> None:
+        if self._operator_url is None:
+            raise BackendError(f"retagging the image of {deployment} needs "
+                               f"{self.registry or 'a registry (--marathon-registry)'}'s API; this backend has none")
+        self._operator("push_image", deployment=deployment, image=image)
+
+    def annotate_change_cause(self, deployment: str, change_cause: str) -> None:
+        self._patch(deployment, {"metadata": {"annotations": {CHANGE_CAUSE: change_cause}}})
+
+    def chaos_start(self, kind: str, target: str, **params: Any) -> str:
+        """A Chaos Mesh object for the fault (the kinds Chaos Mesh has); the twin's own kinds
+        (a datastore outage, a credential rotation, ...) through its operator endpoint.
+
+        The request is the one chaostoolkit-kubernetes sends (`chaosk8s.crd.actions.
+        create_custom_object`: CustomObjectsApi.create_namespaced_custom_object), made with this
+        backend's client: chaosk8s builds its own from ~/.kube/config or KUBERNETES_* variables
+        (`chaosk8s.create_k8s_api_client`), which would not be the cluster the run was given."""
+        self._chaos_seq += 1
+        doc = chaos_object(kind, target, params, self.namespace, f"marathon-{self._chaos_seq:04d}")
+        if doc is None:
+            return "twin:" + str(self._operator("chaos_start", kind=kind, target=target, params=params))
+        plural = doc["kind"].lower()
+        self._raw(self.custom.create_namespaced_custom_object, "chaos-mesh.org", "v1alpha1", self.namespace,
+                  plural, doc)
+        return f"{plural}/{doc['metadata']['name']}"
+
+    def chaos_stop(self, handle: str) -> None:
+        if handle.startswith("twin:"):
+            self._operator("chaos_stop", handle=handle[len("twin:"):])
+            return
+        plural, _, name = handle.partition("/")
+        self._raw(self.custom.delete_namespaced_custom_object, "chaos-mesh.org", "v1alpha1", self.namespace,
+                  plural, name)
+
+    # --- probes ------------------------------------------------------------------------------------------
+    def probe(self, spec: Mapping[str, Any]) -> bool:
+        return bool(self._operator("probe", spec=dict(spec)))
+
+    def artifact_value(self, artifact: str) -> str | None:
+        if self._operator_url is None:
+            return kubernetes_artifacts.artifact_value(self, artifact)
+        return self._operator("artifact_value", artifact=artifact)
+
+
+def _backend_error(exc: Any) -> BackendError:
+    """An API error as the backend's words: a 422's cause (`Invalid value: <reason>`), else the
+    Status message."""
+    try:
+        status = json.loads(exc.body)
+    except (TypeError, ValueError):
+        return BackendError(f"HTTP {exc.status}: {exc.reason}")
+    causes = status.get("details", {}).get("causes", [])
+    if exc.status == 422 and causes:
+        message = causes[0].get("message", "")
+        return BackendError(message.removeprefix("Invalid value: "))
+    return BackendError(status.get("message") or f"HTTP {exc.status}")

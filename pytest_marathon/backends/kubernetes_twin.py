@@ -1,0 +1,65 @@
+"""`--marathon-backend=kubernetes` without a kubeconfig: a twin of the run's seed behind its own
+Kubernetes and Prometheus APIs, in this process, driven over HTTP by a `KubernetesBackend`.
+
+This is the mode CI runs: the Kubernetes backend's code path end to end (the `kubernetes` client,
+`prometheus-api-client`, patches, Chaos Mesh objects) with the clock stepped through
+`/marathon/v1/clock`, so a whole marathon takes seconds. The servers share one lock (the twin is
+not thread-safe); the clock and the operator's requests need bearer tokens drawn here, so a
+kubeconfig handed to an agent can neither move time nor send the operator's changes.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from typing import Any
+
+from pytest_marathon.backends.kubernetes import KubernetesBackend
+
+
+class _Servers:
+    def __init__(self, *closers: Any) -> None:
+        self._closers = closers
+
+    def close(self) -> None:
+        for closer in self._closers:
+            closer.close()
+
+
+def twin_behind_apis(app: str, seed: int, users: int | None = None) -> KubernetesBackend:
+    from kubernetes import client
+
+    from pytest_marathon.apiserver.prom_format import TWIN_EPOCH_UNIX
+    from pytest_marathon.apiserver.prometheus import start_prometheus_api
+    from pytest_marathon.apiserver.server import KubeApiServer
+    from pytest_marathon.twin.engine import Twin
+    from pytest_marathon.twin.objects import EPOCH
+
+    twin = Twin(app=app, seed=seed, users=users)
+    lock = threading.RLock()
+    token = secrets.token_urlsafe(24)
+    kube = KubeApiServer(twin, lock=lock, clock_token=token, operator_token=token)
+    prometheus = start_prometheus_api(twin, rule_pack_app=app, lock=lock)
+    configuration = client.Configuration(host=kube.url, api_key={"BearerToken": token},
+                                         api_key_prefix={"BearerToken": "Bearer"})
+    return KubernetesBackend(
+        app, api_client=client.ApiClient(configuration), namespace=twin.namespace,
+        prometheus_url=prometheus.url, operator_url=kube.url, operator_token=token, epoch=EPOCH,
+        prometheus_time_base=float(TWIN_EPOCH_UNIX), tick_seconds=float(twin.tick_seconds),
+        closers=(_Servers(prometheus, kube),),
+    )
+
+
+def from_kubeconfig(app: str, *, kubeconfig: str | None, context: str | None, prometheus_url: str | None,
+                    namespace: str | None = None, registry: str | None = None) -> KubernetesBackend:
+    """A real cluster (or any API server) named by a kubeconfig; PromQL at `prometheus_url`."""
+    from kubernetes import config
+
+    from pytest_marathon.backends.base import BackendError
+    from pytest_marathon.twin.appspec import load_app
+
+    if not prometheus_url:
+        raise BackendError("the kubernetes backend needs --marathon-prometheus-url with --marathon-kubeconfig")
+    api_client = config.new_client_from_config(config_file=kubeconfig, context=context)
+    return KubernetesBackend(app, api_client=api_client, namespace=namespace or load_app(app).namespace,
+                             prometheus_url=prometheus_url, registry=registry)

@@ -1,0 +1,59 @@
+"""Which backends can deliver a catalog entry, derived from how it is delivered.
+
+Entries do not list backends in their YAML: what a backend needs follows from the mechanism.
+A change-driven entry with a code `patch`, or one that releases an image tag of its own, needs an
+image registry that takes the built image (the twin has one; a cluster needs
+`--marathon-registry`). A direct entry needs its chaos kind: Chaos Mesh has objects for pod
+kills, network delay, loss and partitions and CPU or memory stress; a datastore outage, a Redis
+maxmemory change, a node failure or a credential rotation only the twin carries out. Every other
+change (env, resources, probes, strategy) is a plain deployment patch any cluster takes.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import Any
+
+from pytest_marathon.faults.catalog import CatalogEntry
+
+#: direct fault kinds a Chaos Mesh object carries (backends/kubernetes_shapes.py chaos_object)
+CHAOS_MESH_KINDS = frozenset({"pod_kill", "network_delay", "network_loss", "partition", "cpu_hog", "memory_hog"})
+#: what a backend may offer: an image registry, the twin's own chaos kinds
+REGISTRY, TWIN_CHAOS = "image registry (--marathon-registry)", "the twin's chaos kinds"
+EVERYTHING = frozenset({REGISTRY, TWIN_CHAOS})
+
+
+def chaos_kinds(entry: CatalogEntry) -> set[str]:
+    return {str(step.get("provider", {}).get("arguments", {}).get("kind"))
+            for step in (entry.experiment or {}).get("method", [])}
+
+
+def needs(entry: CatalogEntry) -> frozenset[str]:
+    """What a backend must offer to deliver `entry`."""
+    out = set()
+    if entry.mechanism == "direct":
+        if chaos_kinds(entry) - CHAOS_MESH_KINDS:
+            out.add(TWIN_CHAOS)
+    elif entry.patch is not None or entry.image is not None:
+        out.add(REGISTRY)
+    return frozenset(out)
+
+
+def supported(entry: CatalogEntry, offers: Iterable[str]) -> bool:
+    return needs(entry) <= set(offers)
+
+
+def drop_unsupported(schedule: Any, backend: Any) -> Any:
+    """The schedule without the faults `backend` cannot deliver (its `offers`; a backend without
+    the attribute, such as the twin, offers everything), reported once as a warning."""
+    offers = getattr(backend, "offers", EVERYTHING)
+    kept = tuple(f for f in schedule.faults if supported(f.entry, offers))
+    if len(kept) == len(schedule.faults):
+        return schedule
+    skipped = sorted({f"{f.entry.id} (needs {', '.join(sorted(needs(f.entry) - set(offers)))})"
+                      for f in schedule.faults if f not in kept})
+    warnings.warn(f"{len(schedule.faults) - len(kept)} scheduled fault(s) skipped on this backend: "
+                  + "; ".join(skipped), stacklevel=2)
+    return replace(schedule, faults=kept)
