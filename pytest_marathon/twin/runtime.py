@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from pytest_marathon.twin import langerrors, rpctexts
+from pytest_marathon.twin import instrumentation, langerrors, rpctexts
 from pytest_marathon.twin.appspec import AppSpec
 from pytest_marathon.twin.cluster import Cluster
 from pytest_marathon.twin.datastore import DatastoreClient, RedisServer
@@ -332,28 +332,34 @@ class Runtime:
         if hung:
             total_ms = max(total_ms, deadline_ms)
         seconds = total_ms / 1000.0
+        attributes: dict[str, Any] = {}
         if dep.kind == "grpc":
             self.sink.server(dep.name, method, code, seconds, self.weight)
             name = f"{dep.rpc_service}/{method}"
+            status = instrumentation.grpc_span_status("SPAN_KIND_SERVER", code, dep.language)
+            attributes = instrumentation.grpc_attributes(code)
         else:
             route = dep.methods.get(method)
             name = f"{route.http_method} {route.path}" if route else method
-        self._span(
-            trace,
-            {
-                "trace_id": trace.trace_id,
-                "span_id": span_id,
-                "parent_span_id": parent,
-                "service": dep.name,
-                "pod": pod.name,
-                "name": name,
-                "kind": "SPAN_KIND_SERVER",
-                "start": trace.t,
-                "duration_ms": round(total_ms, 3),
-                "status": "STATUS_CODE_ERROR" if code != "OK" else "STATUS_CODE_UNSET",
-                "status_message": f"{code}: {message}" if code != "OK" else "",
-            },
-        )
+            status = "STATUS_CODE_ERROR" if code != "OK" else "STATUS_CODE_UNSET"
+        if dep.traced:
+            self._span(
+                trace,
+                {
+                    "trace_id": trace.trace_id,
+                    "span_id": span_id,
+                    "parent_span_id": parent,
+                    "service": dep.name,
+                    "pod": pod.name,
+                    "name": name,
+                    "kind": "SPAN_KIND_SERVER",
+                    "start": trace.t,
+                    "duration_ms": round(total_ms, 3),
+                    "status": status,
+                    "status_message": f"{code}: {message}" if code != "OK" else "",
+                    **({"attributes": attributes} if attributes else {}),
+                },
+            )
         return code, message, response, total_ms
 
     def _handler_failure(self, pod: Pod, dep: Any, method: str, exc: BaseException, trace: _Trace,
@@ -453,23 +459,25 @@ class Runtime:
         seconds = ms / 1000.0
         self.sink.client(caller.deployment, peer, method, code, seconds, self.weight)
         rpc_service = self.spec.deployments[peer].rpc_service if peer in self.spec.deployments else ""
-        self._span(
-            ctx._trace,
-            {
-                "trace_id": ctx._trace.trace_id,
-                "span_id": span_id,
-                "parent_span_id": ctx._span_id,
-                "service": caller.deployment,
-                "pod": caller.name,
-                "name": f"{rpc_service or peer}/{method}",
-                "kind": "SPAN_KIND_CLIENT",
-                "start": ctx.now,
-                "duration_ms": round(ms, 3),
-                "status": "STATUS_CODE_ERROR" if code != "OK" else "STATUS_CODE_UNSET",
-                "status_message": f"{code}: {message}" if code != "OK" else "",
-                "peer": addr,
-            },
-        )
+        if self.spec.deployments[caller.deployment].traced:
+            self._span(
+                ctx._trace,
+                {
+                    "trace_id": ctx._trace.trace_id,
+                    "span_id": span_id,
+                    "parent_span_id": ctx._span_id,
+                    "service": caller.deployment,
+                    "pod": caller.name,
+                    "name": f"{rpc_service or peer}/{method}",
+                    "kind": "SPAN_KIND_CLIENT",
+                    "start": ctx.now,
+                    "duration_ms": round(ms, 3),
+                    "status": instrumentation.grpc_span_status("SPAN_KIND_CLIENT", code, client),
+                    "status_message": f"{code}: {message}" if code != "OK" else "",
+                    "attributes": instrumentation.grpc_attributes(code),
+                    "peer": addr,
+                },
+            )
         if code != "OK":
             raise RpcError(code, message, from_call=True)
         return response
@@ -539,17 +547,13 @@ class Runtime:
         peer, pod, failure = self.resolve(caller, addr)
         error = None
         if failure is not None:
-            error = {"refused": "Connection refused", "nxdomain": "Name or service not known"}.get(
-                failure.kind, "ConnectTimeout")
+            error = failure.kind
         elif pod.deployment in self.down_datastores or pod.name not in self.servers:
-            error = "Connection refused"
+            error = "refused"
         elif self.edge_effect(caller.deployment, pod.deployment).partitioned:
-            error = "ConnectTimeout"
+            error = "timeout"
         if error is not None:
-            raise RpcError(
-                "UNAVAILABLE",
-                f"It was not possible to connect to the redis server(s). UnableToConnect on {addr}/Interactive, {error}",
-            )
+            raise RpcError("UNAVAILABLE", rpctexts.redis_unable_to_connect(addr, error))
         dep = self.spec.deployments[pod.deployment]
         op_ms = float(dep.datastore.get("op_ms", 0.3))
         pod.cpu_demand += op_ms / 1000.0 * self.weight
