@@ -94,7 +94,8 @@ class Sink(Protocol):
 
     def http(self, service: str, route: str, method: str, status: int, seconds: float, weight: float) -> None: ...
 
-    def span(self, span: dict[str, Any], weight: float) -> None: ...
+    def span(self, span: dict[str, Any], weight: float, traced: bool = True) -> None:
+        """A finished span; `traced` False: its service exports none (only probes may read it)."""
 
 
 class NullSink:
@@ -342,24 +343,24 @@ class Runtime:
             route = dep.methods.get(method)
             name = f"{route.http_method} {route.path}" if route else method
             status = "STATUS_CODE_ERROR" if code != "OK" else "STATUS_CODE_UNSET"
-        if dep.traced:
-            self._span(
-                trace,
-                {
-                    "trace_id": trace.trace_id,
-                    "span_id": span_id,
-                    "parent_span_id": parent,
-                    "service": dep.name,
-                    "pod": pod.name,
-                    "name": name,
-                    "kind": "SPAN_KIND_SERVER",
-                    "start": trace.t,
-                    "duration_ms": round(total_ms, 3),
-                    "status": status,
-                    "status_message": f"{code}: {message}" if code != "OK" else "",
-                    **({"attributes": attributes} if attributes else {}),
-                },
-            )
+        self._span(
+            trace,
+            {
+                "trace_id": trace.trace_id,
+                "span_id": span_id,
+                "parent_span_id": parent,
+                "service": dep.name,
+                "pod": pod.name,
+                "name": name,
+                "kind": "SPAN_KIND_SERVER",
+                "start": trace.t,
+                "duration_ms": round(total_ms, 3),
+                "status": status,
+                "status_message": f"{code}: {message}" if code != "OK" else "",
+                **({"attributes": attributes} if attributes else {}),
+            },
+            dep.traced,
+        )
         return code, message, response, total_ms
 
     def _handler_failure(self, pod: Pod, dep: Any, method: str, exc: BaseException, trace: _Trace,
@@ -389,9 +390,12 @@ class Runtime:
         if self.crashes and pod.running:
             self.cluster.terminate(pod, reason, exit_code, t, detail=detail)
 
-    def _span(self, trace: _Trace, span: dict[str, Any]) -> None:
-        trace.spans.append(span)
-        self.sink.span(span, self.weight)
+    def _span(self, trace: _Trace, span: dict[str, Any], traced: bool = True) -> None:
+        """A finished span. One of a service that does not trace (`traced` False) exists for the
+        twin's own symptom probes only: the trace and the telemetry sink never see it."""
+        if traced:
+            trace.spans.append(span)
+        self.sink.span(span, self.weight, traced)
 
     def _queue_factor(self, pod: Pod) -> float:
         u = pod.utilisation
@@ -459,25 +463,25 @@ class Runtime:
         seconds = ms / 1000.0
         self.sink.client(caller.deployment, peer, method, code, seconds, self.weight)
         rpc_service = self.spec.deployments[peer].rpc_service if peer in self.spec.deployments else ""
-        if self.spec.deployments[caller.deployment].traced:
-            self._span(
-                ctx._trace,
-                {
-                    "trace_id": ctx._trace.trace_id,
-                    "span_id": span_id,
-                    "parent_span_id": ctx._span_id,
-                    "service": caller.deployment,
-                    "pod": caller.name,
-                    "name": f"{rpc_service or peer}/{method}",
-                    "kind": "SPAN_KIND_CLIENT",
-                    "start": ctx.now,
-                    "duration_ms": round(ms, 3),
-                    "status": instrumentation.grpc_span_status("SPAN_KIND_CLIENT", code, client),
-                    "status_message": f"{code}: {message}" if code != "OK" else "",
-                    "attributes": instrumentation.grpc_attributes(code),
-                    "peer": addr,
-                },
-            )
+        self._span(
+            ctx._trace,
+            {
+                "trace_id": ctx._trace.trace_id,
+                "span_id": span_id,
+                "parent_span_id": ctx._span_id,
+                "service": caller.deployment,
+                "pod": caller.name,
+                "name": f"{rpc_service or peer}/{method}",
+                "kind": "SPAN_KIND_CLIENT",
+                "start": ctx.now,
+                "duration_ms": round(ms, 3),
+                "status": instrumentation.grpc_span_status("SPAN_KIND_CLIENT", code, client),
+                "status_message": f"{code}: {message}" if code != "OK" else "",
+                "attributes": instrumentation.grpc_attributes(code),
+                "peer": addr,
+            },
+            self.spec.deployments[caller.deployment].traced,
+        )
         if code != "OK":
             raise RpcError(code, message, from_call=True)
         return response
