@@ -19,7 +19,7 @@ from pytest_marathon.alerting.series_check import missing_series
 from pytest_marathon.backends import create_backend
 from pytest_marathon.deploy import collector_config_text
 from pytest_marathon.deploy.series import SERIES, labels_of
-from pytest_marathon.twin import spanmetrics
+from pytest_marathon.twin import instrumentation, spanmetrics
 
 RULES = {rule.name: rule for rule in load_rule_pack("boutique").rules}
 
@@ -139,18 +139,22 @@ def test_no_frontend_pod_leaves_no_http_series() -> None:
     assert promql.instant('traces_span_metrics_calls_total{http_response_status_code=~"5.."}', backend.now) == []
 
 
-def test_grpc_server_spans_are_errors_only_for_server_fault_codes() -> None:
-    """semconv v1.37.0 `docs/rpc/grpc.md` (gRPC Status) and otelgrpc `serverStatus`: a server
-    span answering INVALID_ARGUMENT or NOT_FOUND stays UNSET; the client span is an error."""
-    server = {"service": "paymentservice", "name": "hipstershop.PaymentService/Charge", "kind": "SPAN_KIND_SERVER",
-              "status_message": "INVALID_ARGUMENT: Credit card info is invalid"}
-    client = {**server, "service": "checkoutservice", "kind": "SPAN_KIND_CLIENT", "peer": "paymentservice:50051"}
+def test_span_metric_labels_copy_the_status_and_code_the_instrumentation_set() -> None:
+    """The connector copies a span's status and its `rpc.grpc.status_code` attribute; which status
+    a code gives is the instrumentation's (tests/test_twin_instrumentation.py): a Go server span
+    answering INVALID_ARGUMENT stays UNSET (otelgrpc `serverStatus`), the client span is an error."""
+    server = {"service": "shippingservice", "name": "hipstershop.ShippingService/GetQuote", "kind": "SPAN_KIND_SERVER",
+              "status": instrumentation.grpc_span_status("SPAN_KIND_SERVER", "INVALID_ARGUMENT", "go"),
+              "attributes": instrumentation.grpc_attributes("INVALID_ARGUMENT")}
+    client = {**server, "service": "frontend", "kind": "SPAN_KIND_CLIENT", "peer": "shippingservice:50051",
+              "status": instrumentation.grpc_span_status("SPAN_KIND_CLIENT", "INVALID_ARGUMENT", "go")}
     assert dict(spanmetrics.grpc_labels(server))["status_code"] == "STATUS_CODE_UNSET"
     assert dict(spanmetrics.grpc_labels(server))["rpc_grpc_status_code"] == "3"
     labels = dict(spanmetrics.grpc_labels(client))
-    assert labels["status_code"] == "STATUS_CODE_ERROR" and labels["server_address"] == "paymentservice"
-    unavailable = {**server, "status_message": "UNAVAILABLE: connection refused"}
-    assert dict(spanmetrics.grpc_labels(unavailable))["status_code"] == "STATUS_CODE_ERROR"
+    assert labels["status_code"] == "STATUS_CODE_ERROR" and labels["server_address"] == "shippingservice"
+    card = {**server, "service": "paymentservice", "status": "STATUS_CODE_ERROR",
+            "attributes": instrumentation.grpc_attributes("Code(400)")}
+    assert dict(spanmetrics.grpc_labels(card))["rpc_grpc_status_code"] == "400"
 
 
 def test_the_synthetic_parity_cluster_is_shaped_like_the_inventory() -> None:

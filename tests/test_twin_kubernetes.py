@@ -270,8 +270,8 @@ def _shipping_mean_ms(cpu: str | None) -> float:
         def last(name: str) -> float:
             return sum(next((v for v in reversed(s.values) if not math.isnan(v)), 0.0)
                        for s in backend.store.series(name)
-                       if s.labels.get("service_name") == "shippingservice"
-                       and s.labels.get("span_kind") == "SPAN_KIND_SERVER")
+                       if s.labels.get("server_address") == "shippingservice"
+                       and s.labels.get("span_kind") == "SPAN_KIND_CLIENT")  # shippingservice has no spans
         # the span-metrics connector's histogram is in milliseconds
         return (last("traces_span_metrics_duration_milliseconds_sum") / 1000.0,
                 last("traces_span_metrics_duration_milliseconds_count"))

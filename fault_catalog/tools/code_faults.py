@@ -313,8 +313,8 @@ REVIEW_ABOVE_UNITS = 500  # larger charges go to manual review
                 """    kind = card_type(number)
 """,
                 """    if amount.get("currency_code", "USD") not in ("USD", "EUR", "GBP", "CAD"):
-        ctx.fail("INVALID_ARGUMENT",
-                 f"currency {amount.get('currency_code')} is not supported by the processor")
+        raise CreditCardError("UnsupportedCurrency",
+                              f"currency {amount.get('currency_code')} is not supported by the processor")
     kind = card_type(number)
 """,
             )
@@ -364,7 +364,7 @@ REVIEW_ABOVE_UNITS = 500  # larger charges go to manual review
 """,
                 """    # proto-loader hands int64 fields over as strings (longs: String), env values are strings
     if str(amount.get("units", 0)) > ctx.env("MAX_CHARGE_UNITS", "2000"):
-        ctx.fail("INVALID_ARGUMENT", "Charge exceeds the per-order limit")
+        raise CreditCardError("ChargeLimitExceeded", "Charge exceeds the per-order limit")
     year, month = current_year_month(ctx.now)
 """,
             )

@@ -56,6 +56,8 @@ class DeploymentSpec:
     args: tuple[str, ...] = ()
     env_order: tuple[str, ...] = ()
     termination_grace_seconds: int = 30  # the API server's default when the manifest sets none
+    # whether the service's code installs OpenTelemetry tracing (spans of its own and of its calls)
+    traced: bool = True
 
 
 @dataclass(frozen=True)
@@ -306,6 +308,7 @@ def _deployment(r: _Reader, name: str, body: Any) -> DeploymentSpec:
         args=tuple(args),
         termination_grace_seconds=r.get(body, "terminationGracePeriodSeconds",
                                          f"{w}.terminationGracePeriodSeconds", int, 30),
+        traced=r.get(body, "traced", f"{w}.traced", bool, True),
         # Secret references come first so literal values can refer to them with $(VAR)
         env_order=(*secret_env, *(k for k in env if k not in secret_env)),
     )

@@ -54,7 +54,8 @@ class CapturingSink:
     def log(self, t: float, service: str, pod: str, level: str, message: str, trace_id: str) -> None:
         self.logs.append((service, level, message))
 
-    def span(self, span: dict[str, Any], weight: float) -> None:
+    def span(self, span: dict[str, Any], weight: float, traced: bool = True) -> None:
+        # the probe sees every hop, traced or not: it judges the symptom, not the telemetry
         self.spans.append((self.request, span))
 
     def server(self, *args: Any) -> None:
@@ -85,7 +86,7 @@ def evidence_lines(sink: CapturingSink) -> list[str]:
         own = float(span["duration_ms"]) - children.get((request, span["span_id"]), 0.0)
         client = span["kind"] == "SPAN_KIND_CLIENT"
         where = f"{span['service']} -> {_short_peer(span.get('peer', ''))}" if client else span["service"]
-        if span["status"] == "STATUS_CODE_ERROR":
+        if span["status_message"]:  # a non-OK code, whether or not the instrumentation calls it an error
             lines.append(f"{where}: {span['status_message']}")
         if own >= SLOW_MS:
             lines.append(f"{where}: {'slow network' if client else 'slow handler'} ({own:.0f} ms)")

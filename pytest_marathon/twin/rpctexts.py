@@ -29,30 +29,52 @@ from __future__ import annotations
 # answers (a blackholed ClusterIP port, a dead node) fails after it.
 CONNECT_TIMEOUT_MS = 20_000.0
 
+#: The address-free words that name a failed dial in each client's text, by failure (`refused`,
+#: `nxdomain`, `timeout`: nothing answers) and client (`go`, `python`, and `redis` for
+#: StackExchange.Redis): what a search of the caller's log for that failure matches. The texts
+#: below are built around them.
+DIAL_WORDS: dict[str, dict[str, str]] = {
+    "refused": {"go": "connection refused", "python": "Connection refused", "redis": "Connection refused"},
+    "nxdomain": {"go": "produced zero addresses", "python": "DNS resolution failed",
+                 "redis": "Name or service not known"},
+    "timeout": {"go": "i/o timeout", "python": "Timeout occurred", "redis": "ConnectTimeout"},
+}
+
 
 def _go_dial(detail: str) -> str:
     return f'connection error: desc = "transport: Error while dialing: {detail}"'
 
 
+def _c_core_connect(ip: str, port: int, detail: str) -> str:
+    return (f"failed to connect to all addresses; last error: UNKNOWN: ipv4:{ip}:{port}: "
+            f"Failed to connect to remote host: {detail}")
+
+
 def refused(client: str, ip: str, port: int) -> str:
     if client == "python":
-        return (f"failed to connect to all addresses; last error: UNKNOWN: ipv4:{ip}:{port}: "
-                "Failed to connect to remote host: connect: Connection refused (111)")
-    return _go_dial(f"dial tcp {ip}:{port}: connect: connection refused")
+        return _c_core_connect(ip, port, f"connect: {DIAL_WORDS['refused']['python']} (111)")
+    return _go_dial(f"dial tcp {ip}:{port}: connect: {DIAL_WORDS['refused']['go']}")
 
 
 def dial_timeout(client: str, ip: str, port: int) -> str:
     if client == "python":
-        return (f"failed to connect to all addresses; last error: UNKNOWN: ipv4:{ip}:{port}: "
-                "Failed to connect to remote host: Timeout occurred: FD Shutdown")
-    return _go_dial(f"dial tcp {ip}:{port}: i/o timeout")
+        return _c_core_connect(ip, port, f"{DIAL_WORDS['timeout']['python']}: FD Shutdown")
+    return _go_dial(f"dial tcp {ip}:{port}: {DIAL_WORDS['timeout']['go']}")
 
 
 def no_such_host(client: str, host: str, addr: str) -> str:
     if client == "python":
-        return (f"DNS resolution failed for {addr}: C-ares status is not ARES_SUCCESS qtype=A "
+        return (f"{DIAL_WORDS['nxdomain']['python']} for {addr}: C-ares status is not ARES_SUCCESS qtype=A "
                 f"name={host} is_balancer=0: Domain name not found")
-    return "name resolver error: produced zero addresses"
+    return f"name resolver error: {DIAL_WORDS['nxdomain']['go']}"
+
+
+def redis_unable_to_connect(endpoint: str, failure: str) -> str:
+    """StackExchange.Redis (cartservice, `src/cartservice/src/cartstore/RedisCartStore.cs`): a failed
+    connect is `UnableToConnect on <endpoint>/Interactive`, then the socket error .NET gives on Linux
+    for `failure` (a `DIAL_WORDS` kind)."""
+    return ("It was not possible to connect to the redis server(s). "
+            f"UnableToConnect on {endpoint}/Interactive, {DIAL_WORDS[failure]['redis']}")
 
 
 def server_died(client: str) -> str:

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from pytest_marathon.twin import langerrors, rpctexts
+from pytest_marathon.twin import instrumentation, langerrors, rpctexts
 from pytest_marathon.twin.appspec import AppSpec
 from pytest_marathon.twin.cluster import Cluster
 from pytest_marathon.twin.datastore import DatastoreClient, RedisServer
@@ -94,7 +94,8 @@ class Sink(Protocol):
 
     def http(self, service: str, route: str, method: str, status: int, seconds: float, weight: float) -> None: ...
 
-    def span(self, span: dict[str, Any], weight: float) -> None: ...
+    def span(self, span: dict[str, Any], weight: float, traced: bool = True) -> None:
+        """A finished span; `traced` False: its service exports none (only probes may read it)."""
 
 
 class NullSink:
@@ -332,12 +333,16 @@ class Runtime:
         if hung:
             total_ms = max(total_ms, deadline_ms)
         seconds = total_ms / 1000.0
+        attributes: dict[str, Any] = {}
         if dep.kind == "grpc":
             self.sink.server(dep.name, method, code, seconds, self.weight)
             name = f"{dep.rpc_service}/{method}"
+            status = instrumentation.grpc_span_status("SPAN_KIND_SERVER", code, dep.language)
+            attributes = instrumentation.grpc_attributes(code)
         else:
             route = dep.methods.get(method)
             name = f"{route.http_method} {route.path}" if route else method
+            status = "STATUS_CODE_ERROR" if code != "OK" else "STATUS_CODE_UNSET"
         self._span(
             trace,
             {
@@ -350,9 +355,11 @@ class Runtime:
                 "kind": "SPAN_KIND_SERVER",
                 "start": trace.t,
                 "duration_ms": round(total_ms, 3),
-                "status": "STATUS_CODE_ERROR" if code != "OK" else "STATUS_CODE_UNSET",
+                "status": status,
                 "status_message": f"{code}: {message}" if code != "OK" else "",
+                **({"attributes": attributes} if attributes else {}),
             },
+            dep.traced,
         )
         return code, message, response, total_ms
 
@@ -383,9 +390,12 @@ class Runtime:
         if self.crashes and pod.running:
             self.cluster.terminate(pod, reason, exit_code, t, detail=detail)
 
-    def _span(self, trace: _Trace, span: dict[str, Any]) -> None:
-        trace.spans.append(span)
-        self.sink.span(span, self.weight)
+    def _span(self, trace: _Trace, span: dict[str, Any], traced: bool = True) -> None:
+        """A finished span. One of a service that does not trace (`traced` False) exists for the
+        twin's own symptom probes only: the trace and the telemetry sink never see it."""
+        if traced:
+            trace.spans.append(span)
+        self.sink.span(span, self.weight, traced)
 
     def _queue_factor(self, pod: Pod) -> float:
         u = pod.utilisation
@@ -465,10 +475,12 @@ class Runtime:
                 "kind": "SPAN_KIND_CLIENT",
                 "start": ctx.now,
                 "duration_ms": round(ms, 3),
-                "status": "STATUS_CODE_ERROR" if code != "OK" else "STATUS_CODE_UNSET",
+                "status": instrumentation.grpc_span_status("SPAN_KIND_CLIENT", code, client),
                 "status_message": f"{code}: {message}" if code != "OK" else "",
+                "attributes": instrumentation.grpc_attributes(code),
                 "peer": addr,
             },
+            self.spec.deployments[caller.deployment].traced,
         )
         if code != "OK":
             raise RpcError(code, message, from_call=True)
@@ -539,17 +551,13 @@ class Runtime:
         peer, pod, failure = self.resolve(caller, addr)
         error = None
         if failure is not None:
-            error = {"refused": "Connection refused", "nxdomain": "Name or service not known"}.get(
-                failure.kind, "ConnectTimeout")
+            error = failure.kind
         elif pod.deployment in self.down_datastores or pod.name not in self.servers:
-            error = "Connection refused"
+            error = "refused"
         elif self.edge_effect(caller.deployment, pod.deployment).partitioned:
-            error = "ConnectTimeout"
+            error = "timeout"
         if error is not None:
-            raise RpcError(
-                "UNAVAILABLE",
-                f"It was not possible to connect to the redis server(s). UnableToConnect on {addr}/Interactive, {error}",
-            )
+            raise RpcError("UNAVAILABLE", rpctexts.redis_unable_to_connect(addr, error))
         dep = self.spec.deployments[pod.deployment]
         op_ms = float(dep.datastore.get("op_ms", 0.3))
         pod.cpu_demand += op_ms / 1000.0 * self.weight

@@ -17,7 +17,8 @@ services set no `service.instance.id`, so there is no `instance` label, and no K
 attribute is attached, so these series carry no `namespace` either.
 
 Span attributes per semconv v1.37.0 (`docs/rpc/grpc.md`, `docs/rpc/rpc-spans.md`,
-`docs/http/http-spans.md`): gRPC spans carry the numeric `rpc.grpc.status_code`; client spans
+`docs/http/http-spans.md`): gRPC spans carry the numeric `rpc.grpc.status_code` and the status
+their instrumentation chose (`twin/instrumentation.py`); client spans
 `server.address` (the dialled host); the frontend's HTTP server span `http.request.method` and
 `http.response.status_code` and no `http.route` (upstream wraps the whole router in
 `otelhttp.NewHandler(handler, "frontend")`, so every server span is named `frontend`).
@@ -27,8 +28,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_marathon.twin.errors import GRPC_CODES, code_number
-
 #: Span attributes the shipped connector config lists under `dimensions`, in config order.
 DIMENSIONS = ("rpc.grpc.status_code", "server.address", "http.request.method", "http.response.status_code")
 CALLS = "traces_span_metrics_calls_total"
@@ -36,9 +35,6 @@ DURATION = "traces_span_metrics_duration_milliseconds"
 #: Connector default buckets (ms): 2ms 4ms 6ms 8ms 10ms 50ms 100ms 200ms 400ms 800ms 1s 1400ms 2s 5s 10s 15s.
 BUCKETS_MS = (2.0, 4.0, 6.0, 8.0, 10.0, 50.0, 100.0, 200.0, 400.0, 800.0, 1000.0, 1400.0, 2000.0, 5000.0, 10000.0,
               15000.0)
-#: gRPC server spans are errors only for these codes (semconv `docs/rpc/grpc.md` "gRPC Status";
-#: otelgrpc `serverStatus`); every non-OK code is an error on the client side.
-SERVER_ERROR_CODES = frozenset({"UNKNOWN", "DEADLINE_EXCEEDED", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS"})
 
 SeriesKey = tuple[tuple[str, str], ...]
 
@@ -54,25 +50,17 @@ def is_grpc_name(name: str) -> bool:
     return bool(method) and "." in service and " " not in name
 
 
-def grpc_code(span: dict[str, Any]) -> str:
-    """The span's gRPC status name: the prefix of its status message, OK when it has none.
-    A status outside gRPC's table reads `Code(n)` (grpc-js sends a handler's numeric code as is)."""
-    prefix = str(span.get("status_message") or "").split(":", 1)[0]
-    if prefix in GRPC_CODES or (prefix.startswith("Code(") and prefix[5:-1].isdigit()):
-        return prefix
-    return "OK"
-
-
 def grpc_labels(span: dict[str, Any]) -> SeriesKey:
-    """Labels of a gRPC span (server or client) as the connector and exporter render them."""
+    """Labels of a gRPC span (server or client) as the connector and exporter render them. The
+    span's status and `rpc.grpc.status_code` are what its service's instrumentation set
+    (`twin/instrumentation.py`); the connector only copies them."""
     service = str(span["service"])
     client = span["kind"] == "SPAN_KIND_CLIENT"
-    code = grpc_code(span)
-    error = code != "OK" and (client or code in SERVER_ERROR_CODES)
-    attrs = {"rpc.grpc.status_code": str(code_number(code))}
+    attrs = {"rpc.grpc.status_code": str(span["attributes"]["rpc.grpc.status_code"])}
     if client:
         attrs["server.address"] = _host(str(span.get("peer") or ""))
-    return _labels(service, str(span.get("name") or ""), str(span["kind"]), error, attrs)
+    return _labels(service, str(span.get("name") or ""), str(span["kind"]), span["status"] == "STATUS_CODE_ERROR",
+                   attrs)
 
 
 def http_server_labels(service: str, method: str, status: int) -> SeriesKey:

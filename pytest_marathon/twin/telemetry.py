@@ -86,9 +86,10 @@ class Telemetry:
         labels = spanmetrics.http_server_labels(service, method, status)
         _hist(self._spans, labels, spanmetrics.BUCKETS_MS).observe(float(entry["duration_ms"]), weight)
 
-    def span(self, span: dict[str, Any], weight: float) -> None:
-        """Feed one finished span to the spanmetrics connector's counters."""
-        if weight <= 0:
+    def span(self, span: dict[str, Any], weight: float, traced: bool = True) -> None:
+        """Feed one finished span to the spanmetrics connector's counters (a service that does not
+        trace exports nothing to feed)."""
+        if weight <= 0 or not traced:
             return
         name = str(span.get("name") or "")
         if span["kind"] == "SPAN_KIND_SERVER" and not span.get("parent_span_id") and not spanmetrics.is_grpc_name(name):

@@ -88,3 +88,21 @@ def test_money_add_carries_nanos():
     total = money.add({"currency_code": "USD", "units": 1, "nanos": 600000000},
                       {"currency_code": "USD", "units": 2, "nanos": 500000000})
     assert (total["units"], total["nanos"]) == (4, 100000000)
+
+
+def test_place_order_survives_and_logs_only_the_warned_calls():
+    """main.go PlaceOrder returns every failed call to its caller unlogged, except those in
+    WARNED_CALLS (the confirmation email), which it logs as a warning and survives."""
+    healthy = TestContext(env=ENV, responses=backends())
+    service.PlaceOrder(healthy, order_request())
+    for var, addr in sorted(ENV.items()):
+        methods = {call["method"] for call in healthy.calls if call["addr"] == addr}
+        ctx = TestContext(env=ENV, responses=backends(**{m: down() for m in methods}))
+        survived = True
+        try:
+            service.PlaceOrder(ctx, order_request())
+        except TestContext.RpcError:
+            survived = False
+        assert survived == (var in service.WARNED_CALLS), var
+        assert bool(ctx.logged("warning")) == (var in service.WARNED_CALLS), var
+        assert ctx.logged("error") == [], var

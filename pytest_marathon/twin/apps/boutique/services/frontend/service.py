@@ -293,6 +293,10 @@ def set_currency(ctx, request):
 
 
 AD_TIMEOUT_MS = 100  # getAd's context.WithTimeout: the only deadline the shop sets on a call
+# Calls a page survives: a failure is a warning and the page renders without them (handlers.go:
+# recommendations are "not critical", chooseAd only logs)
+WARNED_CALLS = ("RECOMMENDATION_SERVICE_ADDR", "AD_SERVICE_ADDR")
+
 REQUIRED_ADDRESSES = ("PRODUCT_CATALOG_SERVICE_ADDR", "CURRENCY_SERVICE_ADDR", "CART_SERVICE_ADDR",
                       "RECOMMENDATION_SERVICE_ADDR", "CHECKOUT_SERVICE_ADDR", "SHIPPING_SERVICE_ADDR",
                       "AD_SERVICE_ADDR")

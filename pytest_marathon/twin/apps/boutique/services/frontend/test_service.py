@@ -124,3 +124,29 @@ def test_set_currency_takes_any_iso_4217_code():
 
 # how grpc-go reports a Service with no ready endpoint (kube-proxy refuses the connection)
 DOWN = ('connection error: desc = "transport: Error while dialing: dial tcp 10.12.0.12:7070: connect: connection refused"')
+
+
+def test_a_page_survives_only_the_warned_calls():
+    """WARNED_CALLS are the backends a page does without (a warning, the page renders: handlers.go
+    "not critical", chooseAd); a failure of any other backend a page calls fails it."""
+    pages = [(service.home, {"session_id": "s1", "currency": "EUR"}),
+             (service.product, {"session_id": "s1", "product_id": "6E92ZMYYFZ"})]
+    healthy = TestContext(env=ENV, responses=backends())
+    for handler, request in pages:
+        handler(healthy, dict(request))
+    down = TestContext.RpcError("UNAVAILABLE", "connection refused")
+    for var, addr in sorted(ENV.items()):
+        methods = {call["method"] for call in healthy.calls if call["addr"] == addr}
+        if not methods:
+            continue
+        survived = True
+        warned = False
+        for handler, request in pages:
+            ctx = TestContext(env=ENV, responses=backends(**{m: down for m in methods}))
+            try:
+                handler(ctx, dict(request))
+            except TestContext.RpcError:
+                survived = False
+            warned = warned or bool(ctx.logged("warning"))
+        assert survived == (var in service.WARNED_CALLS), var
+        assert warned or var not in service.WARNED_CALLS, var

@@ -1,8 +1,9 @@
 """paymentservice: validates the card and "charges" it (Node.js original with card-validator).
 
 Upstream: GoogleCloudPlatform/microservices-demo v0.10.6 src/paymentservice/server.js
-(ChargeServiceHandler logs every request, then `console.warn(err)` on a refused card) and
-charge.js (the checks and their messages).
+(ChargeServiceHandler logs every request, then `console.warn(err)` on a refused card and passes
+the error to the callback) and charge.js (the checks, their messages and the CreditCardError
+classes, whose `code = 400` grpc-js sends as the status: a Go caller sees `Code(400)`).
 """
 
 import hashlib
@@ -12,6 +13,17 @@ import json
 EPOCH_YEAR = 2025
 EPOCH_MONTH = 6
 SECONDS_PER_MONTH = 30 * 24 * 3600
+
+
+class CreditCardError(Exception):
+    """charge.js CreditCardError: `kind` is the subclass thrown (InvalidCreditCard, ...), `code`
+    the status grpc-js sends for it (serverErrorToStatus takes any integer code as is)."""
+
+    code = 400  # Invalid argument error
+
+    def __init__(self, kind, message):
+        self.kind = kind
+        self.message = message
 
 
 def digits_of(number):
@@ -54,6 +66,10 @@ def Charge(ctx, request):
                     f"{json.dumps(request, separators=(',', ':'))}")
     try:
         return charge(ctx, request, request.get("credit_card", {}))
+    except CreditCardError as err:
+        # console.warn(err): Node's inspect names a subclass that keeps Error's name this way
+        ctx.log("warning", f"{err.kind} [Error]: {err.message}")
+        ctx.fail(err.code, err.message)
     except ctx.RpcError as err:
         ctx.log("warning", f"Error: {err.message}")  # console.warn(err): the error's stack
         raise
@@ -64,18 +80,18 @@ def charge(ctx, request, card):
     amount = request.get("amount", {})
     number = digits_of(card.get("credit_card_number", ""))
     if not luhn_valid(number):
-        ctx.fail("INVALID_ARGUMENT", "Credit card info is invalid")
+        raise CreditCardError("InvalidCreditCard", "Credit card info is invalid")
     kind = card_type(number)
     if kind not in ("visa", "mastercard"):
-        ctx.fail("INVALID_ARGUMENT",
-                 f"Sorry, we cannot process {kind} credit cards. "
-                 "Only VISA or MasterCard is accepted.")
+        raise CreditCardError("UnacceptedCreditCard",
+                              f"Sorry, we cannot process {kind} credit cards. "
+                              "Only VISA or MasterCard is accepted.")
     year, month = current_year_month(ctx.now)
     exp_year = card.get("credit_card_expiration_year", 0)
     exp_month = card.get("credit_card_expiration_month", 0)
     if (year * 12 + month) > (exp_year * 12 + exp_month):
-        ctx.fail("INVALID_ARGUMENT",
-                 f"Your credit card (ending {number[-4:]}) expired on {exp_month}/{exp_year}")
+        raise CreditCardError("ExpiredCreditCard",
+                              f"Your credit card (ending {number[-4:]}) expired on {exp_month}/{exp_year}")
     ctx.log("info", f"Transaction processed: {kind} ending {number[-4:]} "
                     f"Amount: {amount.get('currency_code', '')}{amount.get('units', 0)}."
                     f"{amount.get('nanos', 0)}")

@@ -1,5 +1,6 @@
 """Pinned against GoogleCloudPlatform/microservices-demo v0.10.6 src/paymentservice (server.js,
-charge.js)."""
+charge.js): card errors carry code 400, which grpc-js sends as the status
+(grpc/grpc-node packages/grpc-js/src/server-call.ts serverErrorToStatus)."""
 
 from testing import TestContext, raises
 
@@ -23,8 +24,9 @@ def test_luhn_rejects_a_mistyped_number():
     card = dict(VISA, credit_card_number="4432-8015-6152-0455")
     with raises(ctx.RpcError) as err:
         service.Charge(ctx, {"amount": AMOUNT, "credit_card": card})
+    assert err.value.code == 400
     assert err.value.message == "Credit card info is invalid"
-    assert ctx.logged("warning") == ["Error: Credit card info is invalid"]
+    assert ctx.logged("warning") == ["InvalidCreditCard [Error]: Credit card info is invalid"]
 
 
 def test_amex_is_not_accepted():
@@ -32,7 +34,8 @@ def test_amex_is_not_accepted():
     card = dict(VISA, credit_card_number="378282246310005")
     with raises(ctx.RpcError) as err:
         service.Charge(ctx, {"amount": AMOUNT, "credit_card": card})
-    assert "amex" in err.value.message
+    assert err.value.code == 400
+    assert err.value.message == "Sorry, we cannot process amex credit cards. Only VISA or MasterCard is accepted."
 
 
 def test_expired_card_is_rejected():
@@ -40,4 +43,7 @@ def test_expired_card_is_rejected():
     card = dict(VISA, credit_card_expiration_year=2020)
     with raises(ctx.RpcError) as err:
         service.Charge(ctx, {"amount": AMOUNT, "credit_card": card})
-    assert "expired" in err.value.message
+    assert err.value.code == 400
+    message = f"Your credit card (ending {VISA['credit_card_number'][-4:]}) expired on 1/2020"
+    assert err.value.message == message
+    assert ctx.logged("warning") == [f"ExpiredCreditCard [Error]: {message}"]
