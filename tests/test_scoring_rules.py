@@ -269,6 +269,16 @@ def test_a_repair_time_is_the_first_healthy_sample_after_completion(tmp_path):
     assert row(result)["time_to_repair_s"] == 480 - INJECT
 
 
+def test_a_relapse_after_the_change_moves_the_repair_to_the_final_healthy_stretch(tmp_path):
+    # healthy at 480 right after the change, failing again 540-585, healthy from 600 to the
+    # revert: "healthy at some sample >= c and at every later one" first holds at 600, not 480
+    relapse_then_healthy = probes(lambda t: 480 <= t < 540 or t >= 600)
+    result = score(tmp_path, "relapse-time", reports=[report(240, "INC-1", ["A1"])],
+                   interventions=[action(360, 450)], probes=relapse_then_healthy)
+    assert row(result)["repaired"] is True
+    assert row(result)["time_to_repair_s"] == 600 - INJECT
+
+
 # self-recovery: the no-action run of the same schedule is the counterfactual ------------------
 NOOP_MANIFEST = {**MANIFEST, "agent": "noop"}
 
