@@ -338,6 +338,14 @@ def test_a_no_action_recovery_that_relapses_before_the_revert_is_not_for_good(tm
     assert verdict(against_noop(tmp_path, "relapse", relapsing)) == (True, "needed")
 
 
+def test_the_no_action_runs_samples_after_the_revert_are_never_read(tmp_path):
+    # healed by itself from 465 s until the revert; what its probe reads after the revert (the
+    # cleanup, or another fault's aftermath) cannot turn that into a repair of the agent's
+    failing_after_revert = probes(lambda t: 465 <= t < REVERT)
+    assert verdict(against_noop(tmp_path, "after-revert", failing_after_revert)) == (
+        False, "self-recovered")
+
+
 def test_a_fault_with_no_symptom_unless_someone_acts_needed_no_repair(tmp_path):
     assert verdict(against_noop(tmp_path, "never-failed", probes(lambda t: True))) == (
         False, "self-recovered")
