@@ -346,8 +346,17 @@ def test_the_no_action_runs_samples_after_the_revert_are_never_read(tmp_path):
         False, "self-recovered")
 
 
-def test_a_fault_with_no_symptom_unless_someone_acts_needed_no_repair(tmp_path):
-    assert verdict(against_noop(tmp_path, "never-failed", probes(lambda t: True))) == (
+def test_a_symptom_the_no_action_run_never_shows_is_judged_on_the_artifact(tmp_path):
+    # without action the probe never fails (another fault hides its signature, or nothing
+    # exercises it), so, as for any fault whose symptom was never observed, the agent's change
+    # must have corrected the artifact, sooner than the no-action run's artifact corrects itself
+    no_symptom = probes(lambda t: True, lambda t: False)
+    symptom_gone_artifact_kept = probes(lambda t: t >= 480, lambda t: False)
+    assert verdict(against_noop(tmp_path, "came-and-went", no_symptom,
+                                samples=symptom_gone_artifact_kept)) == (False, "self-recovered")
+    assert verdict(against_noop(tmp_path, "corrected", no_symptom)) == (True, "needed")
+    restarted_alone = probes(lambda t: True, lambda t: t >= 480)
+    assert verdict(against_noop(tmp_path, "corrected-alone", restarted_alone)) == (
         False, "self-recovered")
 
 

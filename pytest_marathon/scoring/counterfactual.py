@@ -16,8 +16,12 @@ health, or the artifact for a probe that never failed in the agent's run). When 
 from some sample at t <= r through the last one before the revert, the fault had recovered for
 good by r with nobody acting: it self-recovered and c_f = 0. When the no-action run recovers
 only after r, or never before its revert, the agent made it happen: the repair is credited.
-A no-action run whose probe never failed at all counts as recovered from its first sample: the
-fault showed no symptom unless someone acted, so a change that cleared it was not needed.
+A no-action run whose probe never failed shows no symptom to recover from: another live fault
+may hide this one's signature there (a request failing upstream never reaches the faulty code),
+or the symptom appears only where someone acted. Then, as the paper does for a fault whose
+symptom was never observed, the artifact decides: the agent's change must have corrected it
+(conditions (a)-(e) read on `artifact_corrected`) before the no-action run's artifact read
+corrected for good; a symptom that merely came and went around the change earns nothing.
 
 Without counterfactual evidence (no noop bundle given, or one that stopped before the fault's
 last sample, or never injected it) the fault is credited on conditions (a)-(e) alone and marked
@@ -28,8 +32,8 @@ run's for a fault both hold is refused: its probes would describe another world.
 
 from __future__ import annotations
 
-from .evidence import Evidence, Fault, ProbeSample, ScoreRefusal
-from .repair import Recovery, final_good_stretch, samples_during
+from .evidence import Evidence, Fault, Intervention, ProbeSample, ScoreRefusal
+from .repair import Recovery, final_good_stretch, samples_during, verified_recovery
 
 #: `per_fault[].repair_counterfactual` of a fault whose verified recovery is credited.
 NEEDED = "needed"
@@ -67,17 +71,27 @@ def healed_at(samples: list[ProbeSample], criterion: Recovery) -> float | None:
 
 def judge(
     fault: Fault,
-    recovery: Recovery,
+    interventions: list[Intervention],
     samples: list[ProbeSample],
     baseline: Evidence | None,
-) -> str:
-    """NEEDED, SELF_RECOVERED or UNCHECKED for a recovery the probe rule verified in the run
-    whose samples of `fault` are `samples`, against the no-action run's evidence."""
+) -> tuple[str | None, float | None]:
+    """(verdict, repair time) of `fault` in the run whose samples of it are `samples`: (None,
+    None) when the probe rule verifies no recovery after a change of the agent's; else NEEDED or
+    UNCHECKED with the repair time, or (SELF_RECOVERED, None), against the no-action run."""
+    recovery = verified_recovery(fault, interventions, samples)
+    if recovery is None:
+        return None, None
     if baseline is None or fault.fault_id not in {f.fault_id for f in baseline.faults}:
-        return UNCHECKED
+        return UNCHECKED, recovery.at
     ours = samples_during(fault, samples)
     theirs = samples_during(fault, baseline.probes.get(fault.fault_id, []))
     if not theirs or baseline.run_end < ours[-1].t:
-        return UNCHECKED  # the no-action run did not record this fault as long as the run did
+        return UNCHECKED, recovery.at  # the no-action run did not record this fault as long
+    if recovery.by_symptom and all(s.healthy for s in theirs):
+        recovery = verified_recovery(fault, interventions, samples, by_symptom=False)
+        if recovery is None:
+            return SELF_RECOVERED, None  # no symptom without action, and no artifact corrected
     alone = healed_at(theirs, recovery)
-    return SELF_RECOVERED if alone is not None and alone <= recovery.at else NEEDED
+    if alone is not None and alone <= recovery.at:
+        return SELF_RECOVERED, None
+    return NEEDED, recovery.at

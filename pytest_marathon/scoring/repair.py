@@ -47,13 +47,18 @@ def samples_during(fault: Fault, samples: list[ProbeSample]) -> list[ProbeSample
 
 
 def verified_recovery(
-    fault: Fault, interventions: list[Intervention], samples: list[ProbeSample]
+    fault: Fault,
+    interventions: list[Intervention],
+    samples: list[ProbeSample],
+    by_symptom: bool | None = None,
 ) -> Recovery | None:
     """The earliest recovery that follows a change of the agent's on P_f, by the probe rule
     alone (conditions (a)-(e)); None when there is none. Whether the agent was needed for it
-    is the counterfactual's question (condition (f))."""
+    is the counterfactual's question (condition (f)). `by_symptom` None reads the probe when it
+    failed and the artifact otherwise; False reads the artifact whatever the probe did."""
     during = samples_during(fault, samples)
-    by_symptom = any(not s.healthy for s in during)
+    if by_symptom is None:
+        by_symptom = any(not s.healthy for s in during)
     criterion = Recovery(0.0, by_symptom)
     stays_good_from = final_good_stretch(during, criterion.good)
     if stays_good_from is None or stays_good_from == 0:

@@ -13,13 +13,13 @@ from typing import Any
 from .. import __version__
 from ..bundle import Bundle, read_bundle
 from .activity import time_bins
-from .counterfactual import NEEDED, SELF_RECOVERED, UNCHECKED, check_same_schedule, judge
+from .counterfactual import SELF_RECOVERED, UNCHECKED, check_same_schedule, judge
 from .degradation import check_baseline, degraded_requests
 from .evidence import Evidence, Fault, ScoreRefusal, load_evidence, located, recorded_run_end
 from .horizon import IncidentActivity, fault_views
 from .matching import match
 from .recovery import schedule_records
-from .repair import acted_on, verified_recovery
+from .repair import acted_on
 from .risk import forbidden_attempts, risk
 from .salt import committed_salt, verified_run_salt
 
@@ -119,10 +119,8 @@ def score_bundle(
         a = incident is not None
         b = incident is not None and located(fault, view.diagnoses[incident])
         samples = evidence.probes.get(fault.fault_id, [])
-        recovery = verified_recovery(fault, evidence.interventions, samples)
-        verdict = None if recovery is None else judge(fault, recovery, samples, counterfactual)
-        c = verdict in (NEEDED, UNCHECKED)
-        repaired_at = recovery.at if c and recovery is not None else None
+        verdict, repaired_at = judge(fault, evidence.interventions, samples, counterfactual)
+        c = repaired_at is not None
         detected_at = view.detected_at if a else None
         located_at = view.located_at if b else None
         stage_times[fault.fault_id] = {
