@@ -133,6 +133,9 @@ def test_a_salted_cli_run_commits_reveals_and_rescores_to_the_same_score(
     assert rescored["degradation"]["level_percent"] == result["metrics"]["degradation_pct"]
     assert rescored["run"]["seed_salt_commitment"] == commitment(key)
     assert rescored["run"]["schedule_redrawn"] is False
+    # the same-salt noop run is also Repaired's self-recovery counterfactual (same schedule)
+    assert rescored["self_recovery"]["checked_against"] == "noop"
+    assert rescored["self_recovery"]["unchecked"] == 0
     # ... and so does giving the right salt, while a wrong one is refused (the no-action bundle
     # given too: without it, Repaired is not checked for self-recovery and may differ)
     assert main(["score", str(bundle), "--noop", str(noop), "--json", "--seed-salt", SALT]) == 0
