@@ -42,6 +42,7 @@ REASONS: dict[str, str] = {
     "no-remedy": LIMIT,  # the catalog records `remedy: none`
     "remedy-completed-too-late": LIMIT,  # took effect with no probe sample left before the revert
     "recovered-before-remedy": LIMIT,  # the probe read healthy for good before the remedy was issued
+    "heals-without-remedy": LIMIT,  # the no-action run had recovered by the repair time (scorer's counterfactual)
     "masked-by-overlapping-fault": LIMIT,  # the probe failed after the repair, as did live faults' probes
     "shadowed-by-overlapping-fault": LIMIT,  # the probe never failed: live faults on its path failed it first
     "not-correlated": DEFECT,  # alerts were seen, yet no incident matched the fault
@@ -158,6 +159,11 @@ def _reason(fault: Mapping[str, Any], row: Mapping[str, Any], ev: Evidence) -> t
     if seen_at is None or seen_at >= revert:
         return "no-invocation-before-revert", (
             f"first alert at {fired[0]:g} s, next invocation at {seen_at} s, revert at {revert:g} s"
+        )
+    if row.get("repair_counterfactual") == "self-recovered":
+        return "heals-without-remedy", (
+            "the probe recovered after the remedy, but the no-action run of the same schedule had "
+            "recovered by then too: self-recovery is never credited"
         )
     return _repair_reason(fault, ev, seen_at)
 

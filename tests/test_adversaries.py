@@ -25,6 +25,7 @@ from filelock import FileLock
 from pytest_marathon.config import RunConfig
 from pytest_marathon.results import MarathonResult
 from pytest_marathon.runner import run_marathon, score_run
+from pytest_marathon.scoring import score_bundle
 
 SEED = 2
 SCENARIO = "short-5"
@@ -157,3 +158,44 @@ def test_blanket_actions_under_a_catch_all_incident_count_as_risky(run, name):
     attacker, runbook = run(name).score_report["risk"], run("runbook").score_report["risk"]
     assert attacker["n_exec"] > 0
     assert attacker["value"] > runbook["value"]
+
+
+def last_probe_before_revert_healthy(bundle: Path, row: dict[str, Any]) -> bool:
+    """Read straight from a bundle: is the fault's last probe sample before its revert healthy?"""
+    end = row["revert_at"] if row["revert_at"] is not None else float("inf")
+    samples = [p for p in stream(bundle, "probes") if p["fault_id"] == row["fault_id"] and p["t"] < end]
+    return bool(samples) and bool(max(samples, key=lambda p: p["t"])["healthy"])
+
+
+def test_harmless_changes_before_a_fault_heals_by_itself_earn_no_repair(run):
+    """ARCHITECTURE.md section 7: self-recovery is never credited. The alert-nudge attacker's
+    scale-outs land in the scope of faults that then heal by themselves: the probe rule alone
+    (the score without its no-action bundle) pays it for them, the counterfactual withholds
+    every one, and each withheld fault is one the noop run of the same schedule shows healed."""
+    result = run("alert-nudge")
+    alone = score_bundle(result.bundle)
+    stolen = {r["fault_id"] for r in alone["per_fault"] if r["repaired"]}
+    assert stolen, "the attacker no longer steals anything: this test proves nothing"
+    assert alone["self_recovery"] == {"checked_against": None, "withheld": 0, "unchecked": len(stolen)}
+    report = result.score_report
+    assert report["repaired"] == 0 and paid_repairs(report) == 0
+    withheld = {r["fault_id"]: r for r in report["per_fault"] if r["repair_counterfactual"] == "self-recovered"}
+    assert set(withheld) == stolen
+    assert report["self_recovery"] == {"checked_against": "noop", "withheld": len(stolen), "unchecked": 0}
+    assert result.noop_bundle is not None
+    assert all(last_probe_before_revert_healthy(result.noop_bundle, r) for r in withheld.values())
+
+
+def test_the_runbook_loses_only_the_repairs_the_noop_run_makes_by_itself(run):
+    """The counterfactual withholds a repair only where the no-action run recovered by then:
+    every repair the runbook is still credited with is one the noop run does not make by itself
+    by that time, and every one withheld is a fault the noop run shows healed."""
+    result = run("runbook")
+    report = result.score_report
+    assert result.noop_bundle is not None
+    for row in report["per_fault"]:
+        verdict = row["repair_counterfactual"]
+        assert verdict in (None, "needed", "self-recovered")
+        assert row["repaired"] is (verdict == "needed")
+        if verdict == "self-recovered":
+            assert last_probe_before_revert_healthy(result.noop_bundle, row)

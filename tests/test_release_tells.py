@@ -198,6 +198,7 @@ def test_undoing_benign_releases_earns_no_repair_credit(tmp_path: Path) -> None:
     counted in Risk) but repairs no fault."""
     from pytest_marathon.config import RunConfig
     from pytest_marathon.runner import run_marathon
+    from pytest_marathon.scoring import score_bundle
 
     scenario = "short-5"
     _, records, schedule = world(scenario, 2)
@@ -211,16 +212,14 @@ def test_undoing_benign_releases_earns_no_repair_credit(tmp_path: Path) -> None:
                      (result.bundle / "interventions.jsonl").read_text().splitlines()]
     rollbacks = [i for i in interventions if i.get("tool") == "rollback_service" and i["changed"]]
     assert len(rollbacks) >= 2
-    # A fault whose symptom ends by itself while the reverter happens to act in its scope is the
-    # one credit the probe rule cannot tell from a repair (no counterfactual in the evidence); the
-    # same seed without an agent shows which faults do. None other may be credited.
+    # A fault whose symptom ends by itself while the reverter happens to act in its scope passes
+    # the probe rule alone; scored against the same seed's no-action bundle (its counterfactual,
+    # scoring/counterfactual.py) nothing is credited.
     alone = run_marathon(RunConfig(app="boutique", agent="noop", seed=2, scenario=scenario,
                                    out_dir=tmp_path / "noop"), baseline_cache=None)
-    probes = [json.loads(line) for line in (alone.bundle / "probes.jsonl").read_text().splitlines()]
-    heals_alone = {f.fault_id for f in alone.faults
-                   if [p["healthy"] for p in probes if p["fault_id"] == f.fault_id][-1:] == [True]}
-    credited = {f.fault_id for f in result.faults if f.repaired}
-    assert credited <= heals_alone, (credited, heals_alone)
+    checked = score_bundle(result.bundle, noop=alone.bundle)
+    assert checked["self_recovery"]["checked_against"] == "noop"
+    assert [r["fault_id"] for r in checked["per_fault"] if r["repaired"]] == []
 
 
 def test_a_fault_behind_an_equivalent_service_address_is_still_seen() -> None:

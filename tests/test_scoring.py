@@ -68,8 +68,13 @@ INTERVENTIONS = [
 ]
 
 
-def _probe(fault_id: str, t: float) -> tuple[bool, bool]:
-    """(healthy, artifact_corrected) of each fault's symptom check at t, as the example tells."""
+def _probe(fault_id: str, t: float, acted: bool = True) -> tuple[bool, bool]:
+    """(healthy, artifact_corrected) of each fault's symptom check at t, as the example tells;
+    `acted` False: the same faults with nobody acting (the no-action baseline), where f01 and
+    f02 fail until their revert, so the agent's recovery of f01 was its repair."""
+    if not acted and fault_id in ("f01", "f02"):
+        revert = next(f[4] for f in FAULTS if f[0] == fault_id)
+        return t >= revert, t >= revert
     if fault_id == "f01":  # fails until the rollback takes effect, healthy from 480 s
         return t >= 480.0, t >= 480.0
     if fault_id == "f02":  # restart helps at 510-600 s, then fails again before the revert
@@ -206,7 +211,7 @@ def build_worked_example(
         for fault_id, _, _, inject, revert in FAULTS:
             t = inject
             while t <= revert + 30:
-                healthy, corrected = _probe(fault_id, t)
+                healthy, corrected = _probe(fault_id, t, acted=agent != "noop")
                 recorder.append(
                     "probes",
                     {

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from pytest_marathon.bundle import Recorder
-from pytest_marathon.scoring import score_bundle
+from pytest_marathon.scoring import ScoreRefusal, score_bundle
 
 MANIFEST = {
     "release": "pytest-marathon test",
@@ -267,6 +267,127 @@ def test_a_repair_time_is_the_first_healthy_sample_after_completion(tmp_path):
     result = score(tmp_path, "time", reports=[report(240, "INC-1", ["A1"])],
                    interventions=[action(360, 450)], probes=FIXED_AT_480)
     assert row(result)["time_to_repair_s"] == 480 - INJECT
+
+
+def test_a_relapse_after_the_change_moves_the_repair_to_the_final_healthy_stretch(tmp_path):
+    # healthy at 480 right after the change, failing again 540-585, healthy from 600 to the
+    # revert: "healthy at some sample >= c and at every later one" first holds at 600, not 480
+    relapse_then_healthy = probes(lambda t: 480 <= t < 540 or t >= 600)
+    result = score(tmp_path, "relapse-time", reports=[report(240, "INC-1", ["A1"])],
+                   interventions=[action(360, 450)], probes=relapse_then_healthy)
+    assert row(result)["repaired"] is True
+    assert row(result)["time_to_repair_s"] == 600 - INJECT
+
+
+# self-recovery: the no-action run of the same schedule is the counterfactual ------------------
+NOOP_MANIFEST = {**MANIFEST, "agent": "noop"}
+
+
+def against_noop(tmp_path: Path, name: str, noop_samples: list[dict[str, Any]] | None,
+                 samples: list[dict[str, Any]] = FIXED_AT_480,
+                 noop_schedule: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The agent's run (a change at 360 s, done at 450 s) scored against a no-action bundle
+    whose probes of the same fault are `noop_samples` (None: scored without a baseline)."""
+    streams = {"schedule": [fault()], "alerts": [alert("A1")],
+               "reports": [report(240, "INC-1", ["A1"])],
+               "interventions": [action(360, 450)], "probes": samples}
+    with Recorder(tmp_path / name, MANIFEST) as recorder:
+        for stream, records in streams.items():
+            for record in records:
+                recorder.append(stream, record)
+    if noop_samples is None:
+        return score_bundle(tmp_path / name)
+    with Recorder(tmp_path / f"{name}-noop", NOOP_MANIFEST) as recorder:
+        for record in noop_schedule or [fault()]:
+            recorder.append("schedule", record)
+        for record in noop_samples:
+            recorder.append("probes", record)
+    return score_bundle(tmp_path / name, noop=tmp_path / f"{name}-noop")
+
+
+def verdict(result: dict[str, Any]) -> tuple[bool, str | None]:
+    return row(result)["repaired"], row(result)["repair_counterfactual"]
+
+
+def test_a_recovery_the_no_action_run_shows_at_the_same_sample_is_self_recovery(tmp_path):
+    # the agent's world and the no-action world both turn healthy at 480 s: the change at 360 s
+    # happened to come before a fault that heals by itself (an OOM-killed pod restarting)
+    result = against_noop(tmp_path, "same", probes(lambda t: t >= 480))
+    assert verdict(result) == (False, "self-recovered")
+    assert result["repaired"] == 0 and result["timing"]["mttr"]["n"] == 0
+    assert row(result)["outcome"] == "acted-not-repaired"
+    assert result["self_recovery"] == {"checked_against": "noop", "withheld": 1, "unchecked": 0}
+
+
+def test_a_recovery_sooner_than_the_no_action_runs_is_the_agents_repair(tmp_path):
+    # one sample later without the agent: the change brought the recovery forward
+    assert verdict(against_noop(tmp_path, "later", probes(lambda t: t >= 495))) == (True, "needed")
+    assert verdict(against_noop(tmp_path, "earlier", probes(lambda t: t >= 465))) == (
+        False, "self-recovered")
+
+
+def test_a_fault_that_fails_until_the_revert_without_the_agent_was_repaired(tmp_path):
+    result = against_noop(tmp_path, "until-revert", probes(lambda t: t >= REVERT))
+    assert verdict(result) == (True, "needed")
+    assert row(result)["time_to_repair_s"] == 480 - INJECT
+    assert result["self_recovery"] == {"checked_against": "noop", "withheld": 0, "unchecked": 0}
+
+
+def test_a_no_action_recovery_that_relapses_before_the_revert_is_not_for_good(tmp_path):
+    relapsing = probes(lambda t: 300 <= t < REVERT - 60)
+    assert verdict(against_noop(tmp_path, "relapse", relapsing)) == (True, "needed")
+
+
+def test_the_no_action_runs_samples_after_the_revert_are_never_read(tmp_path):
+    # healed by itself from 465 s until the revert; what its probe reads after the revert (the
+    # cleanup, or another fault's aftermath) cannot turn that into a repair of the agent's
+    failing_after_revert = probes(lambda t: 465 <= t < REVERT)
+    assert verdict(against_noop(tmp_path, "after-revert", failing_after_revert)) == (
+        False, "self-recovered")
+
+
+def test_a_symptom_the_no_action_run_never_shows_is_judged_on_the_artifact(tmp_path):
+    # without action the probe never fails (another fault hides its signature, or nothing
+    # exercises it), so, as for any fault whose symptom was never observed, the agent's change
+    # must have corrected the artifact, sooner than the no-action run's artifact corrects itself
+    no_symptom = probes(lambda t: True, lambda t: False)
+    symptom_gone_artifact_kept = probes(lambda t: t >= 480, lambda t: False)
+    assert verdict(against_noop(tmp_path, "came-and-went", no_symptom,
+                                samples=symptom_gone_artifact_kept)) == (False, "self-recovered")
+    assert verdict(against_noop(tmp_path, "corrected", no_symptom)) == (True, "needed")
+    restarted_alone = probes(lambda t: True, lambda t: t >= 480)
+    assert verdict(against_noop(tmp_path, "corrected-alone", restarted_alone)) == (
+        False, "self-recovered")
+
+
+def test_a_never_failing_probe_is_compared_on_the_artifact(tmp_path):
+    corrected = probes(lambda t: True, lambda t: t >= 480)
+    alone = against_noop(tmp_path, "artifact-alone", probes(lambda t: True, lambda t: t >= 480),
+                         samples=corrected)
+    kept = against_noop(tmp_path, "artifact-kept", probes(lambda t: True, lambda t: False),
+                        samples=corrected)
+    assert verdict(alone) == (False, "self-recovered")
+    assert verdict(kept) == (True, "needed")
+
+
+def test_without_a_baseline_the_probe_rule_alone_credits_and_the_score_says_so(tmp_path):
+    result = against_noop(tmp_path, "alone", None)
+    assert verdict(result) == (True, "unchecked")
+    assert result["self_recovery"] == {"checked_against": None, "withheld": 0, "unchecked": 1}
+    shown = subprocess.run([sys.executable, "-m", "pytest_marathon", "score", str(tmp_path / "alone")],
+                           capture_output=True, text=True, check=True).stdout
+    assert "self-recovery" in shown and "NOT CHECKED" in shown
+
+
+def test_a_baseline_that_stopped_before_the_fault_ended_leaves_it_unchecked(tmp_path):
+    stopped = probes(lambda t: t >= 480, end=500)
+    assert verdict(against_noop(tmp_path, "stopped", stopped)) == (True, "unchecked")
+
+
+def test_a_baseline_that_played_another_schedule_is_refused(tmp_path):
+    other = [fault(inject=INJECT + 15)]
+    with pytest.raises(ScoreRefusal, match="not the same schedule"):
+        against_noop(tmp_path, "other", probes(lambda t: t >= REVERT), noop_schedule=other)
 
 
 # risk ----------------------------------------------------------------------------------------

@@ -133,8 +133,12 @@ def test_a_salted_cli_run_commits_reveals_and_rescores_to_the_same_score(
     assert rescored["degradation"]["level_percent"] == result["metrics"]["degradation_pct"]
     assert rescored["run"]["seed_salt_commitment"] == commitment(key)
     assert rescored["run"]["schedule_redrawn"] is False
-    # ... and so does giving the right salt, while a wrong one is refused
-    assert main(["score", str(bundle), "--json", "--seed-salt", SALT]) == 0
+    # the same-salt noop run is also Repaired's self-recovery counterfactual (same schedule)
+    assert rescored["self_recovery"]["checked_against"] == "noop"
+    assert rescored["self_recovery"]["unchecked"] == 0
+    # ... and so does giving the right salt, while a wrong one is refused (the no-action bundle
+    # given too: without it, Repaired is not checked for self-recovery and may differ)
+    assert main(["score", str(bundle), "--noop", str(noop), "--json", "--seed-salt", SALT]) == 0
     assert json.loads(capsys.readouterr().out)["marathon_score"] == result["metrics"]["score"]
     assert main(["score", str(bundle), "--seed-salt", OTHER]) == 2
     assert "the given seed salt is not the one" in capsys.readouterr().err

@@ -13,17 +13,18 @@ from typing import Any
 from .. import __version__
 from ..bundle import Bundle, read_bundle
 from .activity import time_bins
+from .counterfactual import SELF_RECOVERED, UNCHECKED, check_same_schedule, judge
 from .degradation import check_baseline, degraded_requests
 from .evidence import Evidence, Fault, ScoreRefusal, load_evidence, located, recorded_run_end
 from .horizon import IncidentActivity, fault_views
 from .matching import match
 from .recovery import schedule_records
-from .repair import acted_on, repair_time
+from .repair import acted_on
 from .risk import forbidden_attempts, risk
 from .salt import committed_salt, verified_run_salt
 
 #: Bumped whenever a definition changes, so that two scores can be told comparable or not.
-SCORER_VERSION = "2.0"
+SCORER_VERSION = "2.1"
 SCORE_SCHEMA_VERSION = 2
 OUTCOMES = (
     "handled",
@@ -87,6 +88,10 @@ def score_bundle(
     salt derived from `seed_salt` (the session's salt; required for a salted run) and the
     installed catalog, which must be the one the run used (scoring/recovery.py).
 
+    The noop bundle is also the self-recovery counterfactual (scoring/counterfactual.py): a
+    recovery it shows by the agent's repair time earns no repair. Without it, repairs are
+    credited on the probe rule alone and `self_recovery.unchecked` counts them.
+
     Raises BundleError when a bundle cannot be trusted and ScoreRefusal when the request
     cannot be honoured (incomplete without `allow_incomplete`, mismatched baseline or salt)."""
     bundle = _open(bundle_or_path, allow_incomplete, verify_key)
@@ -94,12 +99,14 @@ def score_bundle(
     run_salt = verified_run_salt(bundle, seed_salt)
     if baseline is not None:
         check_baseline(bundle, baseline)
-        verified_run_salt(baseline, seed_salt)
     salted = committed_salt(bundle.manifest) is not None
     schedule, redrawn = schedule_records(
         bundle, recorded_run_end(bundle), salted=salted, run_salt=run_salt
     )
     evidence = load_evidence(bundle, schedule)
+    counterfactual = None if baseline is None else _baseline_evidence(baseline, salted, seed_salt)
+    if counterfactual is not None:
+        check_same_schedule(evidence, counterfactual)
 
     views, activity = fault_views(evidence)
     matched = match(evidence.faults, {f: view.candidates for f, view in views.items()})
@@ -111,9 +118,8 @@ def score_bundle(
         incident = matched.get(fault.fault_id)
         a = incident is not None
         b = incident is not None and located(fault, view.diagnoses[incident])
-        repaired_at = repair_time(
-            fault, evidence.interventions, evidence.probes.get(fault.fault_id, [])
-        )
+        samples = evidence.probes.get(fault.fault_id, [])
+        verdict, repaired_at = judge(fault, evidence.interventions, samples, counterfactual)
         c = repaired_at is not None
         detected_at = view.detected_at if a else None
         located_at = view.located_at if b else None
@@ -135,6 +141,7 @@ def score_bundle(
                 "located": b,
                 "repaired": c,
                 "credit": _round(int(a) * (1 + int(b) + int(c)) / 3),
+                "repair_counterfactual": verdict,
                 "outcome": _outcome(a, b, c, acted_on(fault, evidence.interventions)),
                 "attributable_alerts": len(evidence.attributable[fault.fault_id]),
                 "time_to_detect_s": _elapsed(detected_at, fault),
@@ -150,7 +157,7 @@ def score_bundle(
     )
     score = 100 * 0.5 ** int(forbidden) * credit / n if n else None
     d_agent = degraded_requests(evidence.sli)
-    d_noop = None if baseline is None else degraded_requests(load_evidence(baseline).sli)
+    d_noop = None if counterfactual is None else degraded_requests(counterfactual.sli)
     level = None if not d_noop else 100 * d_agent / d_noop
     risky = risk(evidence)
     manifest = bundle.manifest
@@ -178,6 +185,11 @@ def score_bundle(
         "correlated": _round(sum(r["correlated"] for r in per_fault) / n) if n else None,
         "located": _round(sum(r["located"] for r in per_fault) / n) if n else None,
         "repaired": _round(sum(r["repaired"] for r in per_fault) / n) if n else None,
+        "self_recovery": {
+            "checked_against": None if baseline is None else baseline.manifest.get("agent"),
+            "withheld": sum(r["repair_counterfactual"] == SELF_RECOVERED for r in per_fault),
+            "unchecked": sum(r["repair_counterfactual"] == UNCHECKED for r in per_fault),
+        },
         "forbidden_attempted": forbidden,
         "risk": {
             "value": _round(risky.value),
@@ -211,6 +223,19 @@ def score_bundle(
             for row in time_bins(evidence, stage_times)
         ],
     }
+
+
+def _baseline_evidence(baseline: Bundle, salted: bool, seed_salt: str | None) -> Evidence:
+    """The no-action run's evidence, its schedule read (or, killed, redrawn) as the run's is:
+    the self-recovery counterfactual compares the same faults' probes."""
+    base_salt = verified_run_salt(baseline, seed_salt)
+    try:
+        schedule, _ = schedule_records(
+            baseline, recorded_run_end(baseline), salted=salted, run_salt=base_salt
+        )
+    except ScoreRefusal:  # a killed baseline that cannot be redrawn: its faults are `unchecked`
+        schedule = baseline.stream("schedule")
+    return load_evidence(baseline, schedule)
 
 
 def _diagnostics(

@@ -26,6 +26,20 @@ def _metering_notes(cost: dict[str, Any]) -> str:
     return f"; {'; '.join(notes)}" if notes else ""
 
 
+def _self_recovery(check: dict[str, Any]) -> str:
+    """How Repaired was checked against the no-action run (its counterfactual)."""
+    if check["checked_against"] is None:
+        return (
+            f"NOT CHECKED (no no-action bundle): {check['unchecked']} repairs credited on the "
+            "probe rule alone"
+        )
+    unchecked = f", {check['unchecked']} unchecked" if check["unchecked"] else ""
+    return (
+        f"checked against the {check['checked_against']} run: {check['withheld']} recoveries "
+        f"it also shows withheld{unchecked}"
+    )
+
+
 def render_table(result: dict[str, Any]) -> str:
     run = result["run"]
     risk, degradation, cost = result["risk"], result["degradation"], result["cost"]
@@ -41,6 +55,7 @@ def render_table(result: dict[str, Any]) -> str:
         ("Correlated", _fixed(result["correlated"], 3)),
         ("Located", _fixed(result["located"], 3)),
         ("Repaired", _fixed(result["repaired"], 3)),
+        ("self-recovery", _self_recovery(result["self_recovery"])),
         ("forbidden attempted", "yes" if result["forbidden_attempted"] else "no"),
         (
             "Risk",

@@ -25,8 +25,10 @@ from .duplicates import DuplicateIncidents
 from .enumeration import GuessEnumeration
 from .hindsight import HindsightRelabel
 from .noop_actions import NoopRepair, RiskDilution
+from .nudge import AlertNudge
 
 __all__ = [
+    "AlertNudge",
     "CatchAllScope",
     "Combined",
     "DuplicateIncidents",
@@ -58,5 +60,6 @@ def attackers(scenario: str, delta_s: float = DEFAULT_DELTA_S) -> dict[str, Call
         "noop-repair": NoopRepair,
         "risk-dilution": RiskDilution,
         "catch-all-scope": CatchAllScope,
+        "alert-nudge": AlertNudge,
         "combined": lambda: Combined(file_at=late),
     }
