@@ -59,6 +59,23 @@ SECRET_REF_PREFIX = "secretKeyRef:"
 EnvValue = str | Mapping[str, Any] | None
 
 
+#: What `Backend.resources` reads (Secrets never).
+RESOURCE_KINDS = ("deployments", "replicasets", "pods", "services", "configmaps", "nodes")
+
+
+def resource_kind(kind: str, known: Sequence[str] = RESOURCE_KINDS) -> str:
+    """The plural kind `resources(kind)` reads ("Pod" and "pods" alike); Secrets are refused
+    whatever the backend, because no agent-facing read may carry a credential."""
+    kind = kind.lower()
+    if kind in ("secret", "secrets"):
+        raise BackendError("secrets are not readable")
+    if not kind.endswith("s"):
+        kind += "s"
+    if kind not in known:
+        raise BackendError(f"unknown resource kind {kind!r}; known: {', '.join(known)}")
+    return kind
+
+
 def secret_ref_text(name: str, key: str) -> str:
     return f"{SECRET_REF_PREFIX}{name}/{key}"
 

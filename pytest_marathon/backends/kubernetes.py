@@ -33,6 +33,7 @@ from pytest_marathon.backends.base import (
     BuildResult,
     EnvValue,
     SliSample,
+    resource_kind,
 )
 from pytest_marathon.backends.kubernetes_promql import RemotePromQL
 from pytest_marathon.backends.kubernetes_shapes import (
@@ -47,7 +48,6 @@ from pytest_marathon.backends.kubernetes_shapes import (
 from pytest_marathon.faults.backend_support import EVERYTHING, REGISTRY
 
 RESULT_ANNOTATION = "marathon.pytest.dev/result"
-_KINDS = ("deployments", "replicasets", "pods", "services", "configmaps", "nodes")
 
 
 class KubernetesBackend:
@@ -163,13 +163,7 @@ class KubernetesBackend:
         return list(self._operator("infrastructure"))
 
     def resources(self, kind: str, name: str | None = None) -> list[dict[str, Any]]:
-        kind = kind.lower()
-        if kind in ("secret", "secrets"):
-            raise BackendError("secrets are not readable")
-        if not kind.endswith("s"):
-            kind += "s"
-        if kind not in _KINDS:
-            raise BackendError(f"unknown resource kind {kind!r}; known: {', '.join(_KINDS)}")
+        kind = resource_kind(kind)
         lister = {
             "deployments": lambda: self._raw(self.apps.list_namespaced_deployment, self.namespace),
             "replicasets": lambda: self._raw(self.apps.list_namespaced_replica_set, self.namespace),

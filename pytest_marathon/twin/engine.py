@@ -22,6 +22,7 @@ from pytest_marathon.backends.base import (
     BuildResult,
     EnvValue,
     SliSample,
+    resource_kind,
 )
 from pytest_marathon.determinism import rng_for
 from pytest_marathon.tsdb import SeriesStore
@@ -58,7 +59,6 @@ IDLE_CORES = 0.002
 CFS_PERIOD = 0.1
 MAX_REPLICAS = 20
 DEFAULT_TASK_CAP = 24
-RESOURCE_KINDS = ("deployments", "replicasets", "pods", "services", "configmaps", "nodes")
 
 
 class _Containers:
@@ -275,13 +275,7 @@ class Twin:
         }
 
     def resources(self, kind: str, name: str | None = None) -> list[dict[str, Any]]:
-        kind = kind.lower()
-        if kind in ("secret", "secrets"):
-            raise BackendError("secrets are not readable")
-        if not kind.endswith("s"):
-            kind += "s"
-        if kind not in RESOURCE_KINDS:
-            raise BackendError(f"unknown resource kind {kind!r}; known: {', '.join(RESOURCE_KINDS)}")
+        kind = resource_kind(kind)
         out = []
         cluster = self.cluster
         ns = self.namespace
