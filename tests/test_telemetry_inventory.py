@@ -10,6 +10,8 @@ defaults: namespace `traces.span.metrics`, unit ms); exporters: kubernetes/kube-
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import yaml
 
@@ -20,6 +22,7 @@ from pytest_marathon.backends import create_backend
 from pytest_marathon.deploy import collector_config_text
 from pytest_marathon.deploy.series import SERIES, labels_of
 from pytest_marathon.twin import instrumentation, spanmetrics
+from pytest_marathon.twin.errors import GRPC_CODES
 
 RULES = {rule.name: rule for rule in load_rule_pack("boutique").rules}
 
@@ -145,7 +148,7 @@ def test_span_metric_labels_copy_the_status_and_code_the_instrumentation_set() -
     answering INVALID_ARGUMENT stays UNSET (otelgrpc `serverStatus`), the client span is an error."""
     server = {"service": "shippingservice", "name": "hipstershop.ShippingService/GetQuote", "kind": "SPAN_KIND_SERVER",
               "status": instrumentation.grpc_span_status("SPAN_KIND_SERVER", "INVALID_ARGUMENT", "go"),
-              "attributes": instrumentation.grpc_attributes("INVALID_ARGUMENT")}
+              "attributes": instrumentation.grpc_attributes("INVALID_ARGUMENT", "go")}
     client = {**server, "service": "frontend", "kind": "SPAN_KIND_CLIENT", "peer": "shippingservice:50051",
               "status": instrumentation.grpc_span_status("SPAN_KIND_CLIENT", "INVALID_ARGUMENT", "go")}
     assert dict(spanmetrics.grpc_labels(server))["status_code"] == "STATUS_CODE_UNSET"
@@ -153,8 +156,50 @@ def test_span_metric_labels_copy_the_status_and_code_the_instrumentation_set() -
     labels = dict(spanmetrics.grpc_labels(client))
     assert labels["status_code"] == "STATUS_CODE_ERROR" and labels["server_address"] == "shippingservice"
     card = {**server, "service": "paymentservice", "status": "STATUS_CODE_ERROR",
-            "attributes": instrumentation.grpc_attributes("Code(400)")}
+            "attributes": instrumentation.grpc_attributes("Code(400)", "nodejs")}
     assert dict(spanmetrics.grpc_labels(card))["rpc_grpc_status_code"] == "400"
+
+
+def test_the_collector_gives_go_spans_the_status_number_the_rules_read() -> None:
+    """Go's otelgrpc v0.69.0 (microservices-demo v0.10.6 `src/frontend/go.mod`) sets only the
+    string `rpc.response.status_code` (opentelemetry-go-contrib `otelgrpc/stats_handler.go`
+    `canonicalString`: the name, or `CODE(n)`); the shipped `transform/rpc_status` processor maps
+    every name to its number before the span metrics are derived, and a number outside the table
+    through its `CODE(n)` form. The twin's Go spans carry both, Python's and Node's the number."""
+    config = yaml.safe_load(collector_config_text())
+    assert config["service"]["pipelines"]["traces"]["processors"][-1] == "transform/rpc_status"
+    statements = config["processors"]["transform/rpc_status"]["trace_statements"][0]["statements"]
+    mapped = {}
+    for statement in statements:
+        found = re.fullmatch(r'set\(attributes\["rpc\.grpc\.status_code"\], (\d+)\) '
+                             r'where attributes\["rpc\.response\.status_code"\] == "([A-Z_]+)"', statement)
+        if found:
+            mapped[found.group(2)] = int(found.group(1))
+    assert mapped == GRPC_CODES
+    pattern = re.search(r'ExtractPatterns\(attributes\["rpc\.response\.status_code"\], "(.+?)"\)', " ".join(statements))
+    assert pattern is not None
+    regex = pattern.group(1).replace("\\\\", "\\")  # the OTTL string literal unescaped
+    code = re.fullmatch(regex, instrumentation.canonical_status("Code(400)"))
+    assert code is not None and int(code.group("rpc_status_number")) == 400
+    assert instrumentation.grpc_attributes("Code(400)", "go") == {
+        "rpc.grpc.status_code": 400, "rpc.response.status_code": "CODE(400)"}
+    assert instrumentation.grpc_attributes("UNAVAILABLE", "go")["rpc.response.status_code"] == "UNAVAILABLE"
+    assert instrumentation.grpc_attributes("UNAVAILABLE", "python") == {"rpc.grpc.status_code": 14}
+
+
+def test_go_spans_in_the_twins_traces_carry_otelgrpcs_status_name(faulted) -> None:
+    languages = {"frontend": "go", "checkoutservice": "go", "recommendationservice": "python",
+                 "currencyservice": "nodejs"}
+    seen = set()
+    for trace in faulted.traces(limit=20):
+        for span in faulted.trace(trace["trace_id"])["spans"]:
+            language = languages.get(span["service"])
+            if language is None or "rpc.grpc.status_code" not in span.get("attributes", {}):
+                continue
+            has_name = "rpc.response.status_code" in span["attributes"]
+            assert has_name == (language == "go"), span
+            seen.add(language)
+    assert "go" in seen and len(seen) >= 2, seen
 
 
 def test_the_synthetic_parity_cluster_is_shaped_like_the_inventory() -> None:

@@ -45,7 +45,25 @@ def grpc_span_status(kind: str, code: str, language: str) -> str:
     return ERROR if code in SERVER_ERROR_CODES else UNSET
 
 
-def grpc_attributes(code: str) -> dict[str, int]:
-    """The span attributes the instrumentation sets from the status: `rpc.grpc.status_code`, the
-    number as received (grpc-go and grpc-js pass a number outside the table through as is)."""
-    return {"rpc.grpc.status_code": code_number(code)}
+#: Languages whose instrumentation names the status `rpc.response.status_code`, a string.
+STRING_STATUS_LANGUAGES = frozenset({"go"})
+
+
+def grpc_attributes(code: str, language: str) -> dict[str, int | str]:
+    """The status attributes a span carries once the shipped collector has seen it.
+
+    Python's and Node's instrumentations set `rpc.grpc.status_code`, the number as received
+    (grpc-go and grpc-js pass a number outside the table through as is). Go's otelgrpc v0.69.0
+    sets only `rpc.response.status_code`, the canonical name or `CODE(n)` (otelgrpc
+    `stats_handler.go` `canonicalString`); the collector's `transform/rpc_status` processor
+    (`deploy/otel-collector.yaml`) adds the number from it, so every span carries the number the
+    span metrics and the rules read."""
+    attributes: dict[str, int | str] = {"rpc.grpc.status_code": code_number(code)}
+    if language in STRING_STATUS_LANGUAGES:
+        attributes["rpc.response.status_code"] = canonical_status(code)
+    return attributes
+
+
+def canonical_status(code: str) -> str:
+    """otelgrpc's text for a status: the code's name, or `CODE(n)` for a number outside the table."""
+    return f"CODE({code_number(code)})" if code.startswith("Code(") else code

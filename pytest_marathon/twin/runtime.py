@@ -338,7 +338,7 @@ class Runtime:
             self.sink.server(dep.name, method, code, seconds, self.weight)
             name = f"{dep.rpc_service}/{method}"
             status = instrumentation.grpc_span_status("SPAN_KIND_SERVER", code, dep.language)
-            attributes = instrumentation.grpc_attributes(code)
+            attributes = instrumentation.grpc_attributes(code, dep.language)
         else:
             route = dep.methods.get(method)
             name = f"{route.http_method} {route.path}" if route else method
@@ -477,7 +477,7 @@ class Runtime:
                 "duration_ms": round(ms, 3),
                 "status": instrumentation.grpc_span_status("SPAN_KIND_CLIENT", code, client),
                 "status_message": f"{code}: {message}" if code != "OK" else "",
-                "attributes": instrumentation.grpc_attributes(code),
+                "attributes": instrumentation.grpc_attributes(code, client),
                 "peer": addr,
             },
             self.spec.deployments[caller.deployment].traced,
