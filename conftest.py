@@ -1,4 +1,5 @@
-"""The project's own test options: `--run-cluster` runs the tests marked `cluster`.
+"""The project's own test options: `--run-cluster` runs the tests marked `cluster`; tests
+marked `heavy` are collected first.
 
 Those tests need a real Kubernetes cluster, given by `--marathon-context CONTEXT` or created
 with Kind by the `marathon_cluster` fixture; without `--run-cluster` they are skipped, so the
@@ -16,6 +17,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # longest first: under `-n 2` a minute-long test started last keeps one worker busy while
+    # the other has nothing left, so the heavy ones go out first and short ones fill the gaps
+    items.sort(key=lambda item: item.get_closest_marker("heavy") is None)
     if config.getoption("run_cluster"):
         return
     skip = pytest.mark.skip(reason="needs a real cluster: pass --run-cluster")

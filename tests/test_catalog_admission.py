@@ -20,6 +20,7 @@ def _chunk(index: int) -> list:
     return list(CATALOG)[index::CHUNKS]
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("index", range(CHUNKS))
 def test_every_entry_of_the_chunk_is_admitted_with_its_stored_scope(index: int) -> None:
     problems = []

@@ -26,6 +26,7 @@ their instrumentation chose (`twin/instrumentation.py`); client spans
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 #: Span attributes the shipped connector config lists under `dimensions`, in config order.
@@ -39,6 +40,7 @@ BUCKETS_MS = (2.0, 4.0, 6.0, 8.0, 10.0, 50.0, 100.0, 200.0, 400.0, 800.0, 1000.0
 SeriesKey = tuple[tuple[str, str], ...]
 
 
+@cache  # a handful of attribute names, asked for on every span
 def prom_label(attribute: str) -> str:
     """The Prometheus exporter's label for an attribute: every non-alphanumeric byte becomes `_`."""
     return "".join(c if c.isalnum() else "_" for c in attribute)
