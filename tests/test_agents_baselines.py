@@ -141,4 +141,7 @@ def test_on_a_full_marathon_the_oracle_leaves_nothing_that_is_a_defect(tmp_path)
     rows = explain(result.bundle, report)
     assert len(report["per_fault"]) == 60
     assert [r for r in rows if r["kind"] == "defect"] == []
-    assert report["marathon_score"] >= 85
+    # a floor, not a target: since the scorer withholds repair credit for faults the no-action
+    # run heals by itself (scorer 2.1, `heals-without-remedy` rows), perfect knowledge scores
+    # 83.3 on this seed; every point below 100 is one of the limits `explain` lists
+    assert report["marathon_score"] >= 80
