@@ -16,14 +16,19 @@ AGENT = "agent"
 
 def identity_of(headers: Mapping[str, str], operator_token: str | None) -> str:
     """`OPERATOR` for `Authorization: Bearer <operator_token>`, `AGENT` otherwise."""
-    if not operator_token:
-        return AGENT
+    return OPERATOR if bears(headers, operator_token) else AGENT
+
+
+def bears(headers: Mapping[str, str], token: str | None) -> bool:
+    """Whether the request carries `Authorization: Bearer <token>` (never, when no token is set);
+    the one check behind the operator identity and the clock's token. The scheme is
+    case-insensitive (RFC 7235), as a real API server reads it."""
+    if not token:
+        return False
     value = ""
     for key, val in headers.items():
         if key.lower() == "authorization":
             value = val
             break
-    scheme, _, token = value.strip().partition(" ")
-    if scheme.lower() == "bearer" and token.strip() == operator_token:
-        return OPERATOR
-    return AGENT
+    scheme, _, given = value.strip().partition(" ")
+    return scheme.lower() == "bearer" and given.strip() == token

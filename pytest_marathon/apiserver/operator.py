@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_marathon.apiserver import changes, patches
+from pytest_marathon.apiserver.identity import bears
 from pytest_marathon.apiserver.resources import CLOCK_PATH, KubeApi, Reply, Target, json_reply
 from pytest_marathon.apiserver.status import ApiError, bad_request, invalid, not_found
 from pytest_marathon.backends.base import Backend, BackendError, SliSample
@@ -75,11 +76,10 @@ class OperatorApi:
         deployment patch only with the token (without it, the agent-facing API judges it)."""
         if (path.startswith(OPERATOR_PREFIX) and path != CLOCK_PATH) or _chaos_target(path) is not None:
             return True
-        holds = self.token is not None and headers.get("Authorization") == f"Bearer {self.token}"
-        return holds and method == "PATCH" and _deployment_target(path) is not None
+        return bears(headers, self.token) and method == "PATCH" and _deployment_target(path) is not None
 
     def handle(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> Reply:
-        if self.token is None or headers.get("Authorization") != f"Bearer {self.token}":
+        if not bears(headers, self.token):
             raise ApiError(403, "Forbidden", f"{path} is for the benchmark's operator (bearer token) only")
         doc = _json(body)
         if path.startswith(OPERATOR_PREFIX) and path != CLOCK_PATH:

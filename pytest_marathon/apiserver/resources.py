@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from pytest_marathon.apiserver import changes, discovery, openapi, patches, tables
-from pytest_marathon.apiserver.identity import OPERATOR, identity_of
+from pytest_marathon.apiserver.identity import OPERATOR, bears, identity_of
 from pytest_marathon.apiserver.selectors import field_matcher, label_matcher
 from pytest_marathon.apiserver.shapes import CLUSTER_SCOPED, KINDS, Shaper, list_doc
 from pytest_marathon.apiserver.status import ApiError, bad_request, forbidden, not_found
@@ -154,8 +154,7 @@ class KubeApi:
         return None
 
     def _clock(self, method: str, body: bytes, headers: Mapping[str, str]) -> Reply:
-        token = self.clock_token
-        if method == "POST" and token is not None and headers.get("Authorization") != f"Bearer {token}":
+        if method == "POST" and self.clock_token is not None and not bears(headers, self.clock_token):
             raise ApiError(403, "Forbidden", "moving the clock needs the clock's bearer token")
         if method == "POST":
             try:
