@@ -16,8 +16,8 @@ from typing import Any
 from pytest_marathon.apiserver.clock import ClockDriver
 from pytest_marathon.apiserver.identity import OPERATOR
 from pytest_marathon.apiserver.kubeconfig import write_kubeconfig
+from pytest_marathon.apiserver.pair import serve_apis
 from pytest_marathon.apiserver.resources import CLOCK_PATH
-from pytest_marathon.apiserver.server import KubeApiServer
 from pytest_marathon.run.stopping import StopSignals, Terminated
 
 
@@ -50,10 +50,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.speed < 0:
         raise ValueError(f"--speed must be >= 0, got {args.speed}")
     backend = create_backend(args.app, args.seed)
-    lock = threading.RLock()
     token = secrets.token_urlsafe(24) if args.operator_kubeconfig else None
-    server = KubeApiServer(backend, port=args.port, lock=lock, operator_token=token, tls=token is not None)
-    prometheus = _start_prometheus(backend, args.app, lock)
+    apis = serve_apis(backend, args.app, kube_port=args.port, operator_token=token, tls=token is not None)
+    server, prometheus = apis.kube, apis.prometheus
     clock = ClockDriver(server, args.speed)
     try:
         ca = server.certificate.cert_pem if server.certificate else None
@@ -80,14 +79,6 @@ def _run(args: argparse.Namespace) -> int:
         print(f"pytest-marathon: serve stopped ({name})", flush=True)
     finally:
         clock.stop()
-        prometheus.close()
-        server.close()
+        apis.close()
     return 0
 
-
-def _start_prometheus(backend: Any, app: str, lock: threading.RLock) -> Any:
-    """The Prometheus API over the same backend, sharing the lock (the twin is not thread-safe:
-    a query must not run while the clock steps)."""
-    from pytest_marathon.apiserver.prometheus import start_prometheus_api
-
-    return start_prometheus_api(backend, rule_pack_app=app, lock=lock)

@@ -11,42 +11,29 @@ kubeconfig handed to an agent can neither move time nor send the operator's chan
 from __future__ import annotations
 
 import secrets
-import threading
-from typing import Any
 
 from pytest_marathon.backends.kubernetes import KubernetesBackend
-
-
-class _Servers:
-    def __init__(self, *closers: Any) -> None:
-        self._closers = closers
-
-    def close(self) -> None:
-        for closer in self._closers:
-            closer.close()
 
 
 def twin_behind_apis(app: str, seed: int, users: int | None = None) -> KubernetesBackend:
     from kubernetes import client
 
+    from pytest_marathon.apiserver.pair import serve_apis
     from pytest_marathon.apiserver.prom_format import TWIN_EPOCH_UNIX
-    from pytest_marathon.apiserver.prometheus import start_prometheus_api
-    from pytest_marathon.apiserver.server import KubeApiServer
     from pytest_marathon.twin.engine import Twin
     from pytest_marathon.twin.objects import EPOCH
 
     twin = Twin(app=app, seed=seed, users=users)
-    lock = threading.RLock()
     token = secrets.token_urlsafe(24)
-    kube = KubeApiServer(twin, lock=lock, clock_token=token, operator_token=token)
-    prometheus = start_prometheus_api(twin, rule_pack_app=app, lock=lock)
+    apis = serve_apis(twin, app, clock_token=token, operator_token=token)
+    kube, prometheus = apis.kube, apis.prometheus
     configuration = client.Configuration(host=kube.url, api_key={"BearerToken": token},
                                          api_key_prefix={"BearerToken": "Bearer"})
     return KubernetesBackend(
         app, api_client=client.ApiClient(configuration), namespace=twin.namespace,
         prometheus_url=prometheus.url, operator_url=kube.url, operator_token=token, epoch=EPOCH,
         prometheus_time_base=float(TWIN_EPOCH_UNIX), tick_seconds=float(twin.tick_seconds),
-        closers=(_Servers(prometheus, kube),),
+        closers=(apis,),
     )
 
 

@@ -60,16 +60,12 @@ class LiveApis:
 
 def start_live_apis(backend: Any, app: str, lock: threading.RLock, alerts: Any, ask: ServeApi) -> LiveApis:
     """Serve both APIs read-only over `backend` under `lock`, write the kubeconfig, announce."""
-    from pytest_marathon.apiserver.prometheus import start_prometheus_api
+    from pytest_marathon.apiserver.pair import serve_apis
 
-    kube = KubeApiServer(backend, port=ask.kube_port, lock=lock)
+    served = serve_apis(backend, app, lock=lock, kube_port=ask.kube_port, prometheus_port=ask.prometheus_port,
+                        alerts=alerts)
+    kube, prometheus = served.kube, served.prometheus
     kube.api.read_only = READ_ONLY
-    try:
-        prometheus = start_prometheus_api(backend, rule_pack_app=app, port=ask.prometheus_port, lock=lock,
-                                          alerts=alerts)
-    except BaseException:
-        kube.close()
-        raise
     folder = Path(tempfile.mkdtemp(prefix="marathon-api-"))
     apis = LiveApis(kube, prometheus, write_kubeconfig(folder / "kubeconfig.yaml", kube.url, backend.namespace))
     for line in apis.lines():
