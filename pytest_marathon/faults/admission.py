@@ -86,9 +86,10 @@ class CatalogReport:
     def passes_catalog_rules(self) -> bool:
         return not self.catalog_rule_failures()
 
-    def summary(self) -> str:
+    def summary(self, catalog_rules: bool = True) -> str:
         lines = [f"{len(self.admitted)} of {len(self.verdicts)} entries admitted"]
-        lines += [f"catalog rule: {f}" for f in self.catalog_rule_failures()]
+        if catalog_rules:
+            lines += [f"catalog rule: {f}" for f in self.catalog_rule_failures()]
         return "\n".join(lines)
 
     def as_dict(self) -> dict[str, Any]:

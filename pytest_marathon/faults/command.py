@@ -11,7 +11,7 @@ import json
 import sys
 from typing import Any
 
-from pytest_marathon.faults.catalog import CatalogError, load_catalog
+from pytest_marathon.faults.catalog import Catalog, CatalogError, load_catalog
 from pytest_marathon.faults.scenario import load_scenario
 from pytest_marathon.faults.schedule import schedule_for
 
@@ -46,7 +46,14 @@ def register(subparsers: Any) -> None:
     validate.add_argument("--workers", type=int, default=2, help="parallel processes (default 2)")
     validate.add_argument("--root", help="catalog folder to validate instead of the shipped one")
     validate.add_argument(
-        "--write-scope", action="store_true", help="store each measured scope in its entry file"
+        "--write-scope", action="store_true",
+        help="store each measured scope in its entry file and each verdict in the admission "
+        "record (admission-record.json beside the entries)",
+    )
+    validate.add_argument(
+        "--stale", action="store_true",
+        help="validate only entries whose inputs (the entry, the engine, the app's twin) changed "
+        "since the admission record",
     )
     validate.set_defaults(func=_validate)
 
@@ -108,6 +115,12 @@ def _scenarios(args: argparse.Namespace) -> int:
 
 def _validate(args: argparse.Namespace) -> int:
     from pytest_marathon.faults.admission import store_scopes, validate_catalog
+    from pytest_marathon.faults.admission_record import (
+        engine_digest,
+        load_record,
+        stale_entries,
+        write_record,
+    )
 
     try:
         catalog = load_catalog(args.app, args.root)
@@ -115,6 +128,12 @@ def _validate(args: argparse.Namespace) -> int:
             catalog = catalog.only(args.only)
     except KeyError as exc:  # an --only id the catalog lacks
         raise CatalogError(str(exc.args[0]) if exc.args else str(exc)) from None
+    if args.stale:
+        record = load_record(args.app, args.root)
+        stale = stale_entries(catalog, record, engine_digest(args.app))
+        print(f"{len(stale)} of {len(catalog)} entries changed since the admission record",
+              file=sys.stderr if args.json else sys.stdout, flush=True)
+        catalog = Catalog(catalog.app, tuple(stale))
     total = len(list(catalog))
     judged = 0
 
@@ -132,10 +151,12 @@ def _validate(args: argparse.Namespace) -> int:
     report = validate_catalog(catalog, workers=args.workers, on_verdict=show)
     if args.write_scope:
         store_scopes(args.app, report, args.root)
+        write_record(args.app, report.verdicts, args.root)
+    selection = bool(args.only or args.stale)  # judged entry by entry, not catalog-wide
     if args.json:
         print(json.dumps(report.as_dict(), sort_keys=True, indent=1))
     else:
-        print(report.summary())
-    if args.only:  # a selection is judged entry by entry, not against the catalog-wide rules
+        print(report.summary(catalog_rules=not selection))
+    if selection:
         return 0 if len(report.admitted) == len(report.verdicts) else 1
     return 0 if report.passes_catalog_rules() else 1

@@ -1,0 +1,173 @@
+"""What admission last measured for each catalog entry, and on which inputs.
+
+Admitting one entry is a deterministic function of the entry, the code that runs it (the twin
+engine, the app's service code, the rule pack, the admission timeline) and the interpreter: the
+twin is seeded and every trial starts fresh. So a verdict stays true for as long as those inputs
+are unchanged, and a check need not re-run it. The record (`admission-record.json` beside the
+entries) keeps, per entry, the SHA-256 of its inputs with the verdict and the scope measured on
+them. An entry is *stale* when its current inputs digest differs from the recorded one (or it has
+no row); only stale entries need admission again.
+
+What counts as an input is deliberately wide, because a missed input would let a stale verdict
+pass as current: every file of the installed package except the other apps' twins, the fault
+catalog (entries are hashed one by one, parsed, without the scope admission writes) and the
+agents and docs (admission imports neither), plus the Python version and the versions of the
+libraries the twin executes through. Any engine change therefore makes every entry stale.
+
+A record can still lie (edited by hand, or an input the digest misses), so checks also re-run an
+audit sample of current entries and compare (`audit_sample`): the sample is drawn by the inputs
+digests, so it rotates with every change of the engine or the catalog.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass
+from importlib import metadata, resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Any
+
+from pytest_marathon.faults.catalog import (
+    Catalog,
+    CatalogEntry,
+    CatalogError,
+    catalog_root,
+    load_catalog,
+)
+
+RECORD_NAME = "admission-record.json"
+RECORD_VERSION = 1
+#: Libraries whose behaviour the trial executes through (the service code runs under
+#: RestrictedPython; entries and app definitions are parsed by PyYAML).
+_LIBRARIES = ("RestrictedPython", "PyYAML")
+#: Subpackages of pytest_marathon that are not admission inputs (mapped folders in setup.cfg).
+_NOT_INPUTS = ("fault_catalog", "agents", "docs", "scenarios")
+
+
+@dataclass(frozen=True)
+class RecordedVerdict:
+    """One entry's row: the digest of the inputs it was admitted on and what admission said."""
+
+    inputs: str
+    admitted: bool
+    scope: tuple[str, ...]
+    reasons: tuple[str, ...] = ()
+
+
+def _files(folder: Traversable, prefix: str, skip: frozenset[str]) -> Iterator[tuple[str, Traversable]]:
+    for item in sorted(folder.iterdir(), key=lambda t: t.name):
+        relative = f"{prefix}{item.name}"
+        if item.name == "__pycache__" or relative in skip:
+            continue
+        if item.is_dir():
+            yield from _files(item, relative + "/", skip)
+        elif item.is_file() and not item.name.endswith((".pyc", ".pyo")):
+            yield relative, item
+
+
+def engine_files(app: str) -> list[tuple[str, Traversable]]:
+    """Every file of the installed package an admission of `app` may run, by relative path."""
+    package = resources.files("pytest_marathon")
+    apps = package.joinpath("twin", "apps")
+    others = {f"twin/apps/{item.name}" for item in apps.iterdir()
+              if item.is_dir() and item.name not in {app, "__pycache__"}}
+    skip = frozenset(others | set(_NOT_INPUTS))
+    files = list(_files(package, "", skip))
+    files += _files(resources.files("pytest_marathon.scenarios"), "scenarios/", frozenset())
+    return files
+
+
+def engine_digest(app: str) -> str:
+    """SHA-256 over the engine files, the interpreter's version and the executing libraries."""
+    outer = hashlib.sha256()
+    outer.update(f"python {sys.version_info.major}.{sys.version_info.minor}\n".encode())
+    for library in _LIBRARIES:
+        outer.update(f"{library} {metadata.version(library)}\n".encode())
+    for relative, file in engine_files(app):
+        outer.update(f"{relative}:{hashlib.sha256(file.read_bytes()).hexdigest()}\n".encode())
+    return outer.hexdigest()
+
+
+def entry_inputs(entry: CatalogEntry, engine: str) -> str:
+    """Digest of one entry's admission inputs: the engine digest and the parsed entry (its patch
+    and experiment included) without the scope admission itself writes, or where it was read."""
+    fields = asdict(entry)
+    fields.pop("scope")
+    fields.pop("source")
+    text = json.dumps(fields, sort_keys=True, default=repr)
+    return hashlib.sha256(f"{engine}\n{text}".encode()).hexdigest()
+
+
+def record_path(app: str, root: str | Path | None = None) -> Path | Traversable:
+    folder: Path | Traversable = Path(root) if root is not None else catalog_root(app)
+    return folder.joinpath(RECORD_NAME)
+
+
+def load_record(app: str, root: str | Path | None = None) -> dict[str, RecordedVerdict]:
+    """The recorded rows by entry id (none when there is no record yet)."""
+    path = record_path(app, root)
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("version") != RECORD_VERSION:
+            raise ValueError(f"version {data.get('version')!r}, expected {RECORD_VERSION}")
+        return {
+            entry_id: RecordedVerdict(
+                str(row["inputs"]), bool(row["admitted"]), tuple(row["scope"]),
+                tuple(row.get("reasons", ())),
+            )
+            for entry_id, row in data["entries"].items()
+        }
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise CatalogError(f"{path}: not an admission record: {exc}") from None
+
+
+def stale_entries(catalog: Catalog, record: dict[str, RecordedVerdict],
+                  engine: str) -> list[CatalogEntry]:
+    """Entries whose inputs changed since their row was written, or that have no row."""
+    return [e for e in catalog
+            if (row := record.get(e.id)) is None or row.inputs != entry_inputs(e, engine)]
+
+
+def audit_sample(catalog: Catalog, record: dict[str, RecordedVerdict], engine: str,
+                 size: int) -> list[CatalogEntry]:
+    """`size` current (not stale) entries to re-run anyway, drawn by their inputs digests."""
+    stale = {e.id for e in stale_entries(catalog, record, engine)}
+    current = [e for e in catalog if e.id not in stale]
+    current.sort(key=lambda e: hashlib.sha256(f"audit {entry_inputs(e, engine)}".encode()).digest())
+    return sorted(current[:size], key=lambda e: e.id)
+
+
+def write_record(app: str, verdicts: Iterable[Any], root: str | Path | None = None) -> Path:
+    """Store the verdicts just measured, each against its entry's inputs as the catalog now
+    reads them; rows of other entries are kept, rows of entries the catalog no longer has are
+    dropped."""
+    path = record_path(app, root)
+    if not isinstance(path, Path):
+        path = Path(str(path))
+    engine = engine_digest(app)
+    by_id = {e.id: e for e in load_catalog(app, root)}
+    rows = {k: v for k, v in load_record(app, root).items() if k in by_id}
+    for verdict in verdicts:
+        entry = by_id[verdict.entry_id]
+        rows[verdict.entry_id] = RecordedVerdict(
+            entry_inputs(entry, engine), bool(verdict.admitted),
+            tuple(verdict.scope), tuple(verdict.reasons),
+        )
+    document = {
+        "version": RECORD_VERSION,
+        "about": "admission verdicts by inputs digest (pytest_marathon/faults/admission_record.py); "
+                 "written by `pytest-marathon validate-catalog --write-scope`",
+        "entries": {
+            entry_id: {"inputs": row.inputs, "admitted": row.admitted, "scope": list(row.scope),
+                       **({"reasons": list(row.reasons)} if row.reasons else {})}
+            for entry_id, row in sorted(rows.items())
+        },
+    }
+    path.write_text(json.dumps(document, indent=1, sort_keys=False) + "\n", encoding="utf-8")
+    return path
