@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from pytest_marathon import yamlio
 from pytest_marathon.alerting.engine import AlertEngine
 from pytest_marathon.alerting.rules import RulePack
 from pytest_marathon.tsdb import SeriesStore, is_stale
@@ -148,7 +149,7 @@ def build_unit_test(
 def _pack_text(pack: RulePack, annotations: bool) -> str:
     if annotations:
         return pack.text
-    document = yaml.safe_load(pack.text)
+    document = yamlio.safe_load(pack.text)
     for group in document.get("groups", []):
         for rule in group.get("rules", []):
             rule.pop("annotations", None)

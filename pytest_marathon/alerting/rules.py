@@ -18,6 +18,7 @@ from typing import Any
 import promql_parser as pp
 import yaml
 
+from pytest_marathon import yamlio
 from pytest_marathon.alerting.promql import PromQLError, compile_query
 from pytest_marathon.alerting.templates import Template, TemplateError
 
@@ -133,7 +134,7 @@ def load_rule_file(path: str | Path, app: str | None = None) -> RulePack:
 
 def parse_rule_text(text: str, *, source: str, app: str) -> RulePack:
     try:
-        document = yaml.safe_load(text)
+        document = yamlio.safe_load(text)
     except yaml.YAMLError as exc:
         raise RuleFileError(source, f"not valid YAML: {exc}") from exc
     if not isinstance(document, dict) or set(document) != {"groups"}:

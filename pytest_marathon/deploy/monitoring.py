@@ -24,8 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
+from pytest_marathon import yamlio
 from pytest_marathon.alerting.rules import PACK_SUFFIX, load_rule_pack
 from pytest_marathon.deploy import collector_config_text
 from pytest_marathon.deploy.k8s import (
@@ -75,7 +74,7 @@ def documents(spec: AppSpec, rules_format: str) -> list[dict[str, Any]]:
             "apiVersion": "monitoring.coreos.com/v1",
             "kind": "PrometheusRule",
             "metadata": {"name": f"{spec.app}-rules", "namespace": NAMESPACE, "labels": {"app": PROMETHEUS}},
-            "spec": yaml.safe_load(pack.text),
+            "spec": yamlio.safe_load(pack.text),
         })
     docs += _prometheus(spec, with_rule_file=rules_format == "file")
     return docs

@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from pytest_marathon import yamlio
 from pytest_marathon.vocabulary import CATEGORIES
 
 MECHANISMS = ("change", "direct")
@@ -207,7 +208,7 @@ def load_entry(path: Traversable | Path, *, app: str) -> CatalogEntry:
     """Parse and validate one entry file (its patch or experiment is read alongside)."""
     source = f"{app}/{path.name}"
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yamlio.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise CatalogError(f"{source}: not valid YAML: {exc}") from exc
     if not isinstance(data, dict):

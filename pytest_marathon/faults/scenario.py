@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from pytest_marathon import yamlio
+
 
 class ScenarioError(ValueError):
     """A scenario file that is missing or malformed; the message names the file and field."""
@@ -53,7 +55,7 @@ def load_scenario(name_or_path: str | Path) -> Scenario:
     """A shipped scenario by name (`marathon`) or any scenario file by path."""
     text, source = _read(name_or_path)
     try:
-        data = yaml.safe_load(text)
+        data = yamlio.safe_load(text)
     except yaml.YAMLError as exc:
         raise ScenarioError(f"{source}: not valid YAML: {exc}") from exc
     if not isinstance(data, dict):

@@ -19,6 +19,8 @@ from typing import Any
 
 import yaml
 
+from pytest_marathon import yamlio
+
 PRICE_FIELDS = ("input", "cached_input", "cache_write", "output")
 #: The entry that prices every model a table does not list (none in the built-in table).
 ANY_MODEL = "*"
@@ -102,7 +104,7 @@ def load_price_table(path: str | Path | None = None) -> PriceTable:
             raise PriceTableError(f"price table {path}: cannot read it: {exc}") from None
         source = str(path)
     try:
-        data = yaml.safe_load(text)
+        data = yamlio.safe_load(text)
     except yaml.YAMLError as exc:
         raise PriceTableError(f"price table {source}: not YAML: {exc}") from None
     return parse_price_table(data, source)

@@ -12,6 +12,7 @@ from typing import Any
 
 import yaml
 
+from pytest_marathon import yamlio
 from pytest_marathon.twin.quantities import QuantityError, parse_cpu, parse_memory
 
 APPS_DIR = Path(__file__).parent / "apps"
@@ -160,7 +161,7 @@ def load_app(app: str, apps_dir: Path | None = None) -> AppSpec:
 def load_app_file(path: Path) -> AppSpec:
     r = _Reader(path)
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = yamlio.safe_load(path.read_text())
     except yaml.YAMLError as exc:
         raise AppSpecError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(raw, dict):

@@ -55,6 +55,9 @@ _CONTAINER_WATCHED = frozenset({"extend", "update", "union", "intersection", "di
                                 "symmetric_difference", "fromkeys", "extendleft", "elements",
                                 "issubset", "issuperset", "isdisjoint", "intersection_update",
                                 "difference_update", "symmetric_difference_update"})
+#: Names some check of `Guards.getattr` looks at; any other public name is a plain lookup.
+_CHECKED_ATTRIBUTES = (_BLOCKED_ATTRIBUTES | _WALL_CLOCK | _STR_WATCHED | _CONTAINER_WATCHED
+                       | {"as_integer_ratio", "sub", "subn"})
 _FORMATTER = string.Formatter()
 _HUGE_WIDTH = re.compile(r"\d{6,}|\*")
 
@@ -251,6 +254,9 @@ class Guards:
     # -- attribute, item and write access ------------------------------------------------------
 
     def getattr(self, obj: Any, name: str, default: Any = MISSING) -> Any:
+        if type(name) is str and name[:1] != "_" and name not in _CHECKED_ATTRIBUTES:
+            # the hot path (`ctx.log`, `request.get`): no check below can apply to this name
+            return getattr(obj, name) if default is MISSING else getattr(obj, name, default)
         if type(name) is not str:
             raise TypeError("attribute name must be a string")
         if name[:1] == "_" or name in _BLOCKED_ATTRIBUTES:
