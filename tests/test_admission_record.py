@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import pytest_marathon
 from pytest_marathon.faults.admission_record import (
     RECORD_NAME,
     RecordedVerdict,
@@ -121,6 +122,46 @@ def test_the_engine_covers_what_a_trial_runs_and_not_the_catalog() -> None:
         assert needed in paths
     assert not any(p.startswith(("fault_catalog/", "agents/", "docs/")) or "__pycache__" in p
                    for p in paths)
+    # what a trial cannot run is not an input: work on the scorer, plugin or CLI keeps the record
+    assert not {"plugin.py", "cli.py", "runner.py", "scoring/scorer.py"} & paths
+
+
+def test_every_module_a_trial_loads_is_an_input() -> None:
+    """The import closure is static; a direct fault (Chaos Toolkit) and a code fault (a build and
+    a rollout) are admitted in a fresh interpreter and every package module it loaded must be
+    among the inputs."""
+    script = (
+        "import json, sys\n"
+        "from pytest_marathon.faults.admission import validate_entry\n"
+        "from pytest_marathon.faults.catalog import load_catalog\n"
+        "catalog = load_catalog('boutique')\n"
+        f"for entry_id in ({ENTRY!r}, 'code-catalog-sale-lookup'):\n"
+        "    assert validate_entry(catalog.get(entry_id)).admitted\n"
+        "print(json.dumps(sorted(m.__file__ for n, m in sys.modules.items()\n"
+        "                        if n.startswith('pytest_marathon') and getattr(m, '__file__', None))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    package = Path(pytest_marathon.__file__).parent
+    inputs = {relative for relative, _file in engine_files("boutique")}
+    loaded = {Path(f).resolve() for f in json.loads(done.stdout)}
+    package_files = {f.relative_to(package.resolve()).as_posix() for f in loaded
+                     if f.is_relative_to(package.resolve())}
+    assert package_files and package_files <= inputs, sorted(package_files - inputs)
+
+
+def test_every_action_module_an_experiment_names_is_an_input() -> None:
+    inputs = {relative for relative, _file in engine_files("boutique")}
+    named = set()
+    for entry in load_catalog("boutique"):
+        for step in (entry.experiment or {}).get("method", []):
+            module = step.get("provider", {}).get("module", "")
+            if module.startswith("pytest_marathon"):
+                named.add(module)
+    assert named
+    for module in named:
+        assert module.removeprefix("pytest_marathon.").replace(".", "/") + ".py" in inputs
 
 
 def test_the_audit_sample_takes_only_current_entries_and_rotates_with_the_engine(

@@ -8,11 +8,14 @@ entries) keeps, per entry, the SHA-256 of its inputs with the verdict and the sc
 them. An entry is *stale* when its current inputs digest differs from the recorded one (or it has
 no row); only stale entries need admission again.
 
-What counts as an input is deliberately wide, because a missed input would let a stale verdict
-pass as current: every file of the installed package except the other apps' twins, the fault
+What counts as an input errs wide, because a missed input would let a stale verdict pass as
+current: every module of the package that admission can import (the closure of every `import`
+statement, top level or inside functions, from the admission module and the Chaos Toolkit action
+module experiments name), every data file of the package except other apps' twins, the fault
 catalog (entries are hashed one by one, parsed, without the scope admission writes) and the
-agents and docs (admission imports neither), plus the Python version and the versions of the
-libraries the twin executes through. Any engine change therefore makes every entry stale.
+agents and docs, plus the Python version and the versions of the libraries the twin executes
+through. A change to the engine therefore makes every entry stale; a change to the scorer, the
+plugin, the CLI or the reports does not.
 
 A record can still lie (edited by hand, or an input the digest misses), so checks also re-run an
 audit sample of current entries and compare (`audit_sample`): the sample is drawn by the inputs
@@ -21,6 +24,7 @@ digests, so it rotates with every change of the engine or the catalog.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import sys
@@ -46,6 +50,9 @@ RECORD_VERSION = 1
 _LIBRARIES = ("RestrictedPython", "PyYAML")
 #: Subpackages of pytest_marathon that are not admission inputs (mapped folders in setup.cfg).
 _NOT_INPUTS = ("fault_catalog", "agents", "docs", "scenarios")
+#: Where a trial's code starts: the admission module, and the module Chaos Toolkit loads by name
+#: for the experiments of direct faults.
+ADMISSION_ROOTS = ("pytest_marathon.faults.admission", "pytest_marathon.faults.chaos_actions")
 
 
 @dataclass(frozen=True)
@@ -69,14 +76,63 @@ def _files(folder: Traversable, prefix: str, skip: frozenset[str]) -> Iterator[t
             yield relative, item
 
 
+def _module_path(module: str) -> str | None:
+    """`pytest_marathon.a.b` as a path relative to the package, if it is a module of it."""
+    package = resources.files("pytest_marathon")
+    parts = module.split(".")[1:]
+    if package.joinpath(*parts, "__init__.py").is_file():
+        return "/".join([*parts, "__init__.py"])
+    if parts and package.joinpath(*parts[:-1], f"{parts[-1]}.py").is_file():
+        return "/".join(parts) + ".py"
+    return None
+
+
+def import_closure(roots: Iterable[str] = ADMISSION_ROOTS) -> set[str]:
+    """Relative paths of the package modules the roots can import, statically: every import
+    statement counts, wherever it stands, so a branch a trial rarely takes is covered too."""
+    package = resources.files("pytest_marathon")
+    found: set[str] = set()
+    stack = list(roots)
+    seen: set[str] = set()
+    while stack:
+        module = stack.pop()
+        if module in seen or not module.startswith("pytest_marathon"):
+            continue
+        seen.add(module)
+        path = _module_path(module)
+        if path is None:
+            continue
+        found.add(path)
+        parts = module.split(".")
+        stack += [".".join(parts[:i]) for i in range(1, len(parts))]  # parents run first
+        here = module if path.endswith("__init__.py") else ".".join(parts[:-1])
+        tree = ast.parse(package.joinpath(*path.split("/")).read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                stack += [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = here.split(".")[: len(here.split(".")) - node.level + 1]
+                    base = ".".join(anchor + ([base] if base else []))
+                stack.append(base)
+                stack += [f"{base}.{alias.name}" for alias in node.names]
+    return found
+
+
 def engine_files(app: str) -> list[tuple[str, Traversable]]:
-    """Every file of the installed package an admission of `app` may run, by relative path."""
+    """Every file of the installed package an admission of `app` may run, by relative path: the
+    modules of the import closure and the data files (the app's service code is data)."""
     package = resources.files("pytest_marathon")
     apps = package.joinpath("twin", "apps")
     others = {f"twin/apps/{item.name}" for item in apps.iterdir()
               if item.is_dir() and item.name not in {app, "__pycache__"}}
     skip = frozenset(others | set(_NOT_INPUTS))
-    files = list(_files(package, "", skip))
+    modules = import_closure()
+    service_code = f"twin/apps/{app}/"
+    files = [(relative, file) for relative, file in _files(package, "", skip)
+             if not relative.endswith(".py") or relative in modules
+             or relative.startswith(service_code)]
     files += _files(resources.files("pytest_marathon.scenarios"), "scenarios/", frozenset())
     return files
 
