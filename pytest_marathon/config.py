@@ -55,7 +55,7 @@ class RunConfig:
     price_table: Path | None = None
     seed_salt: str | None = field(default=None, repr=False)
     #: Where a non-twin backend finds its system (`kubeconfig`, `context`, `prometheus_url`,
-    #: `registry` for `kubernetes`), as sorted (name, value) pairs; not recorded: an address
+    #: `jaeger_url`, `registry` for `kubernetes`), as sorted (name, value) pairs; not recorded: an address
     #: says where the run happened, not what it was.
     backend_options: tuple[tuple[str, str], ...] = ()
 

@@ -68,6 +68,12 @@ _OPTIONS: tuple[tuple[str, str, str, str], ...] = (
         "Prometheus the kubernetes backend queries on a cluster",
     ),
     (
+        "--marathon-jaeger-url",
+        "marathon_jaeger_url",
+        "string",
+        "Jaeger query service the kubernetes backend reads traces from on a cluster",
+    ),
+    (
         "--marathon-registry",
         "marathon_registry",
         "string",
@@ -470,11 +476,12 @@ def _path(here: Path, raw: str | None) -> Path | None:
 
 def _backend_options(config: pytest.Config) -> tuple[tuple[str, str], ...]:
     """The kubernetes backend's cluster: kubeconfig, context (the cluster fixtures' option),
-    Prometheus URL, registry; empty for the twin-backed default."""
+    Prometheus and Jaeger URLs, registry; empty for the twin-backed default."""
     values = {
         "kubeconfig": _value(config, "marathon_kubeconfig"),
         "context": config.getoption("marathon_context", default=None),
         "prometheus_url": _value(config, "marathon_prometheus_url"),
+        "jaeger_url": _value(config, "marathon_jaeger_url"),
         "registry": _value(config, "marathon_registry"),
     }
     return tuple(sorted((k, str(v)) for k, v in values.items() if v))

@@ -314,8 +314,9 @@ def test_serve_command_writes_a_kubeconfig_and_stops_on_ctrl_c(tmp_path: Path) -
                                text=True)
     try:
         assert process.stdout is not None
-        lines = [process.stdout.readline() for _ in range(3)]
+        lines = [process.stdout.readline() for _ in range(5)]
         assert lines[0].startswith("Kubernetes API: http://127.0.0.1:"), lines
+        [jaeger] = [line.split()[2] for line in lines if line.startswith("Jaeger API:")]
         url = lines[0].split()[2]
         assert f"server: {url}" in config.read_text() and "namespace: boutique" in config.read_text()
         request = urllib.request.Request(f"{url}/marathon/v1/clock", data=b'{"advance_to": -295}', method="POST")
@@ -323,6 +324,8 @@ def test_serve_command_writes_a_kubeconfig_and_stops_on_ctrl_c(tmp_path: Path) -
             assert json.loads(reply.read())["now"] == -295.0
         with urllib.request.urlopen(f"{url}/api/v1/namespaces/boutique/pods", timeout=30) as reply:
             assert json.loads(reply.read())["kind"] == "PodList"
+        with urllib.request.urlopen(f"{jaeger}/api/v3/services", timeout=30) as reply:
+            assert "services" in json.loads(reply.read())
         process.send_signal(signal.SIGINT)
         out, _err = process.communicate(timeout=30)
     finally:

@@ -165,6 +165,20 @@ def test_collector_runs_the_shipped_configuration_on_the_image_it_names(docs: li
     assert ports == {int(receiver.rsplit(":", 1)[1]), int(exporter.rsplit(":", 1)[1])}
 
 
+def test_jaeger_receives_what_the_collector_exports_and_serves_its_query_api(docs: list[dict[str, Any]]) -> None:
+    [dep] = _of(docs, "Deployment", "jaeger")
+    [service] = _of(docs, "Service", "jaeger")
+    [container] = dep["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == IMAGES["jaeger"]
+    # upstream's all-in-one listens on localhost unless JAEGER_LISTEN_HOST says otherwise
+    assert {"name": "JAEGER_LISTEN_HOST", "value": "0.0.0.0"} in container["env"]
+    endpoint = yaml.safe_load(collector_config_text())["exporters"]["otlp/jaeger"]["endpoint"]
+    host, port = endpoint.rsplit(":", 1)
+    assert host == f"{service['metadata']['name']}.{service['metadata']['namespace']}.svc"
+    served = {p["port"] for p in service["spec"]["ports"]}
+    assert int(port) in served and 16686 in served  # OTLP in, the query API v3 out
+
+
 def test_exporters_are_the_pinned_releases(docs: list[dict[str, Any]]) -> None:
     images = {c["image"] for d in _of(docs, "Deployment") if d["metadata"]["namespace"] == "monitoring"
               for c in d["spec"]["template"]["spec"]["containers"]}

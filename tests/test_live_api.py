@@ -98,7 +98,7 @@ def test_kubectl_watches_the_live_run_and_every_write_is_refused(tmp_path: Path)
     def watch() -> None:
         try:
             assert ready.wait(60)
-            kubeconfig = lines[2].split()[1]
+            kubeconfig = lines[3].split()[1]
             kube, prometheus = lines[0].split()[2], lines[1].split()[2]
             seen["kube"], seen["kubeconfig"] = kube, kubeconfig
 
@@ -119,7 +119,7 @@ def test_kubectl_watches_the_live_run_and_every_write_is_refused(tmp_path: Path)
     result = run_marathon(_config(tmp_path, "noop"), agent=Holding(done), baseline_cache=None, score=False,
                           serve_api=ServeApi(announce=announce))
     watcher.join(30)
-    assert [line.split(":")[0] for line in lines] == ["Kubernetes API", "Prometheus API", "kubeconfig"]
+    assert [line.split(":")[0] for line in lines] == ["Kubernetes API", "Prometheus API", "Jaeger API", "kubeconfig"]
     pods = seen["pods"]
     assert pods.returncode == 0, pods.stderr
     assert pods.stdout.split()[:5] == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
@@ -189,7 +189,7 @@ def test_the_plugin_and_the_cli_print_the_addresses(pytester: pytest.Pytester, t
     assert code == 0, err
     assert json.loads(out)
     assert [line.split(":")[1].strip() for line in err.splitlines() if line.startswith("pytest-marathon: ")
-            and ("API:" in line or "kubeconfig:" in line)] == ["Kubernetes API", "Prometheus API", "kubeconfig"]
+            and ("API:" in line or "kubeconfig:" in line)] == ["Kubernetes API", "Prometheus API", "Jaeger API", "kubeconfig"]
 
 
 def test_time_the_runner_moves_is_a_new_resource_version() -> None:

@@ -88,7 +88,9 @@ def test_collector_config_produces_the_span_metric_labels_the_twin_emits() -> No
             assert labels - {"le"} == expected, name
             assert name.startswith(("traces_span_metrics_calls_total", "traces_span_metrics_duration_milliseconds_"))
     pipelines = config["service"]["pipelines"]
-    assert pipelines["traces"]["exporters"] == ["span_metrics"]
+    assert pipelines["traces"]["exporters"] == ["span_metrics", "otlp/jaeger"]
+    # the spans go on to the Jaeger the monitoring stack deploys (deploy/monitoring.py)
+    assert config["exporters"]["otlp/jaeger"]["endpoint"] == "jaeger.monitoring.svc:4317"
     assert pipelines["metrics"]["receivers"] == ["span_metrics"]
     assert pipelines["metrics"]["exporters"] == ["prometheus"]
     assert "logs" not in pipelines and "count" not in config["connectors"]  # no log-derived metric

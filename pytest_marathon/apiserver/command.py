@@ -67,6 +67,7 @@ def _run(args: argparse.Namespace) -> int:
                                         user=OPERATOR, ca_pem=ca)
             print(f"operator:       {operator}  (reads beyond the app's namespace)", flush=True)
         print(f"Prometheus API: {prometheus.url}", flush=True)
+        print(f"Jaeger API:     {apis.jaeger.url}  (query API v3: /api/v3/traces)", flush=True)
         print(f"clock:          {server.url}{CLOCK_PATH}  (virtual now {backend.now:g} s, "
               f"speed {args.speed:g}); Ctrl-C stops", flush=True)
         clock.start()

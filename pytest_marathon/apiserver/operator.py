@@ -41,8 +41,6 @@ RESULT_ANNOTATION = "marathon.pytest.dev/result"
 
 #: backend calls served under /marathon/v1/<name>, each with the keyword arguments it takes
 CALLS: dict[str, tuple[str, ...]] = {
-    "traces": ("service", "since", "until", "errors_only", "min_duration_ms", "limit"),
-    "trace": ("trace_id",),
     "topology": (),
     "infrastructure": (),
     "logs": ("service", "since", "until", "level", "contains", "limit"),
@@ -114,7 +112,7 @@ class OperatorApi:
         if name in ("source", "rollout_completed_at"):
             first, *rest = CALLS[name]
             return getattr(backend, name)(args[first], **{k: args.get(k) for k in rest})
-        if name in ("traces", "logs", "sli_samples"):
+        if name in ("logs", "sli_samples"):
             return getattr(backend, name)(**args)
         # the rest take their arguments by position, in CALLS' order
         return getattr(backend, name)(*(args[k] for k in CALLS[name]))

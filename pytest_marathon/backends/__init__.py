@@ -20,7 +20,7 @@ __all__ = ["ActionResult", "Backend", "BackendError", "BuildResult", "SliSample"
 def create_backend(app: str, seed: int, backend: str = "twin", **options: Any) -> Backend:
     """A live system for `app` driven by `seed` (options: `users` for the twin's load).
 
-    `kubernetes`: with `kubeconfig` (and `context`, `prometheus_url`, `registry`) a cluster;
+    `kubernetes`: with `kubeconfig` (and `context`, `prometheus_url`, `jaeger_url`, `registry`) a cluster;
     without one, a twin of `seed` behind its own Kubernetes and Prometheus APIs, driven over HTTP."""
     if backend == "twin":
         from pytest_marathon.twin.engine import Twin
@@ -32,6 +32,7 @@ def create_backend(app: str, seed: int, backend: str = "twin", **options: Any) -
         if options.get("kubeconfig") or options.get("context"):
             return kubernetes_twin.from_kubeconfig(
                 app, kubeconfig=options.get("kubeconfig"), context=options.get("context"),
-                prometheus_url=options.get("prometheus_url"), registry=options.get("registry"))
+                prometheus_url=options.get("prometheus_url"), registry=options.get("registry"),
+                jaeger_url=options.get("jaeger_url"))
         return kubernetes_twin.twin_behind_apis(app, seed, options.get("users"))
     raise BackendError(f"unknown backend {backend!r}; available: {', '.join(BACKENDS)}")

@@ -9,9 +9,10 @@ writes the scale subresource, `rollout undo` patches the template of the earlier
 `kubernetes.io/change-cause` annotation. The orchestrator's releases are patches too; direct
 faults are Chaos Mesh objects (`chaos-mesh.org/v1alpha1`, the shapes `chaosk8s.chaosmesh` creates).
 
-What a cluster answers from other systems (the load generator's SLI, Jaeger's traces, the image
-registry's sources and builds, the catalog's symptom probes) the twin's API server answers under
-`/marathon/v1/` for the operator's bearer token; on a real cluster without them such calls raise
+Traces come from Jaeger's query API v3 (`kubernetes_traces`), which a cluster's Jaeger and the
+twin's API server both serve. What a cluster answers from other systems (the load generator's
+SLI, the image registry's sources and builds, the catalog's symptom probes) the twin's API
+server answers under `/marathon/v1/` for the operator's bearer token; on a real cluster without them such calls raise
 `BackendError` naming the missing system (docs/kubernetes-backend.md). The clock is the twin's
 `/marathon/v1/clock` when the server has one, the wall clock otherwise.
 """
@@ -45,7 +46,9 @@ from pytest_marathon.backends.kubernetes_shapes import (
     log_lines,
     virtual_time,
 )
+from pytest_marathon.backends.kubernetes_traces import JaegerTraces
 from pytest_marathon.faults.backend_support import EVERYTHING, REGISTRY
+from pytest_marathon.twin.appspec import load_app
 
 RESULT_ANNOTATION = "marathon.pytest.dev/result"
 
@@ -56,7 +59,7 @@ class KubernetesBackend:
     def __init__(self, app: str, *, api_client: Any, namespace: str, prometheus_url: str,
                  operator_url: str | None = None, operator_token: str | None = None,
                  epoch: datetime | None = None, prometheus_time_base: float | None = None,
-                 tick_seconds: float = 5.0, registry: str | None = None,
+                 tick_seconds: float = 5.0, registry: str | None = None, jaeger_url: str | None = None,
                  closers: tuple[Any, ...] = ()) -> None:
         """`epoch`: the wall time of the backend's t = 0 in the API's timestamps (default: now,
         for a real cluster); `prometheus_time_base`: the unix time of t = 0 in PromQL requests
@@ -74,6 +77,8 @@ class KubernetesBackend:
         self.epoch = epoch or datetime.now(UTC)
         base = self.epoch.timestamp() if prometheus_time_base is None else prometheus_time_base
         self.promql = RemotePromQL(prometheus_url, time_base=base)
+        self.jaeger = JaegerTraces(jaeger_url, time_base=base, now=lambda: self.now,
+                                   entry_service=load_app(app).entry_service) if jaeger_url else None
         self._operator_url = operator_url
         self._token = operator_token
         self._closers = closers
@@ -206,11 +211,15 @@ class KubernetesBackend:
 
     def traces(self, *, service: str | None = None, since: float | None = None, until: float | None = None,
                errors_only: bool = False, min_duration_ms: float | None = None, limit: int = 20) -> list[dict[str, Any]]:
-        return list(self._operator("traces", service=service, since=since, until=until, errors_only=errors_only,
-                                   min_duration_ms=min_duration_ms, limit=limit))
+        if self.jaeger is None:
+            raise BackendError("no Jaeger to read traces from (--jaeger-url)")
+        return self.jaeger.traces(service=service, since=since, until=until, errors_only=errors_only,
+                                  min_duration_ms=min_duration_ms, limit=limit)
 
     def trace(self, trace_id: str) -> dict[str, Any] | None:
-        return self._operator("trace", trace_id=trace_id)
+        if self.jaeger is None:
+            raise BackendError("no Jaeger to read traces from (--jaeger-url)")
+        return self.jaeger.trace(trace_id)
 
     def topology(self) -> dict[str, Any]:
         if self._operator_url is None:

@@ -33,13 +33,15 @@ def twin_behind_apis(app: str, seed: int, users: int | None = None) -> Kubernete
         app, api_client=client.ApiClient(configuration), namespace=twin.namespace,
         prometheus_url=prometheus.url, operator_url=kube.url, operator_token=token, epoch=EPOCH,
         prometheus_time_base=float(TWIN_EPOCH_UNIX), tick_seconds=float(twin.tick_seconds),
-        closers=(apis,),
+        jaeger_url=apis.jaeger.url, closers=(apis,),
     )
 
 
 def from_kubeconfig(app: str, *, kubeconfig: str | None, context: str | None, prometheus_url: str | None,
-                    namespace: str | None = None, registry: str | None = None) -> KubernetesBackend:
-    """A real cluster (or any API server) named by a kubeconfig; PromQL at `prometheus_url`."""
+                    namespace: str | None = None, registry: str | None = None,
+                    jaeger_url: str | None = None) -> KubernetesBackend:
+    """A real cluster (or any API server) named by a kubeconfig; PromQL at `prometheus_url`,
+    traces from the Jaeger query service at `jaeger_url`."""
     from kubernetes import config
 
     from pytest_marathon.backends.base import BackendError
@@ -49,4 +51,4 @@ def from_kubeconfig(app: str, *, kubeconfig: str | None, context: str | None, pr
         raise BackendError("the kubernetes backend needs --marathon-prometheus-url with --marathon-kubeconfig")
     api_client = config.new_client_from_config(config_file=kubeconfig, context=context)
     return KubernetesBackend(app, api_client=api_client, namespace=namespace or load_app(app).namespace,
-                             prometheus_url=prometheus_url, registry=registry)
+                             prometheus_url=prometheus_url, registry=registry, jaeger_url=jaeger_url)

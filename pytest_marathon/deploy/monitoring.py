@@ -7,6 +7,10 @@ the twin's does):
 - the OpenTelemetry Collector running the shipped `otel-collector.yaml` (a ConfigMap, mounted;
   the image its header names), receiving the services' spans on 4317 and serving span metrics
   on 8889;
+- Jaeger all-in-one (in-memory storage) receiving the spans from the collector, its query API v3
+  on 16686 for the Kubernetes backend's traces (`--marathon-jaeger-url`); upstream's default
+  configuration listens on localhost only, so `JAEGER_LISTEN_HOST` opens it to the pod's
+  network;
 - kube-state-metrics limited to the pod, deployment and node collectors the series come from,
   with the read-only ClusterRole those need;
 - one redis_exporter per datastore in multi-target mode, with the datastore's password (the
@@ -43,6 +47,9 @@ NAMESPACE = "monitoring"
 COLLECTOR = "opentelemetrycollector"  # upstream's Service name (google-cloud-operations component)
 COLLECTOR_OTLP_PORT = 4317
 COLLECTOR_METRICS_PORT = 8889
+JAEGER = "jaeger"
+JAEGER_OTLP_PORT = 4317
+JAEGER_QUERY_PORT = 16686
 KSM = "kube-state-metrics"
 KSM_PORT = 8080
 REDIS_EXPORTER_PORT = 9121
@@ -58,6 +65,7 @@ def collector_address() -> str:
 def documents(spec: AppSpec, rules_format: str) -> list[dict[str, Any]]:
     docs: list[dict[str, Any]] = [namespace(NAMESPACE)]
     docs += _collector()
+    docs += _jaeger()
     docs += _kube_state_metrics()
     for name, dep in sorted(spec.deployments.items()):
         if dep.kind != "datastore":
@@ -124,6 +132,16 @@ def _collector() -> list[dict[str, Any]]:
         deployment(COLLECTOR, NAMESPACE, 1, pod),
         _service(COLLECTOR, ports),
     ]
+
+
+def _jaeger() -> list[dict[str, Any]]:
+    ports = [("grpc-otlp", JAEGER_OTLP_PORT), ("query", JAEGER_QUERY_PORT)]
+    container = _container(
+        JAEGER, IMAGES["jaeger"], ports,
+        env=[{"name": "JAEGER_LISTEN_HOST", "value": "0.0.0.0"}],
+        resources=_resources("500m", "512Mi"),
+    )
+    return [deployment(JAEGER, NAMESPACE, 1, _pod([container])), _service(JAEGER, ports)]
 
 
 def _kube_state_metrics() -> list[dict[str, Any]]:

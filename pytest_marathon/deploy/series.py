@@ -33,6 +33,9 @@ IMAGES: Mapping[str, str] = {
     "collector": "otel/opentelemetry-collector-contrib:0.155.0",
     "kube-state-metrics": "registry.k8s.io/kube-state-metrics/kube-state-metrics:v2.17.0",
     "redis_exporter": "oliver006/redis_exporter:v1.88.0",
+    # all-in-one with in-memory storage (cmd/jaeger/internal/all-in-one.yaml): OTLP on 4317,
+    # the query service and its API v3 on 16686
+    "jaeger": "jaegertracing/jaeger:2.20.0",
 }
 
 _SPAN = frozenset({"job", "service_name", "span_name", "span_kind", "status_code", "rpc_grpc_status_code",

@@ -51,6 +51,7 @@ def register(subparsers: Any) -> None:
         ("--kubeconfig", "kubernetes backend: the cluster's kubeconfig (none: a twin behind its own API)"),
         ("--context", "kubernetes backend: the kubeconfig context"),
         ("--prometheus-url", "kubernetes backend: the cluster's Prometheus"),
+        ("--jaeger-url", "kubernetes backend: the cluster's Jaeger query service (traces)"),
         ("--registry", "kubernetes backend: image registry for code faults (none: they are skipped)"),
     ):
         run.add_argument(flag, default=None, help=help_text)
@@ -245,7 +246,7 @@ def _run_seed(
             scenario=args.scenario,
             backend=args.backend,
             backend_options=tuple(sorted(
-                (k, v) for k in ("kubeconfig", "context", "prometheus_url", "registry")
+                (k, v) for k in ("kubeconfig", "context", "prometheus_url", "jaeger_url", "registry")
                 if (v := getattr(args, k)) is not None
             )),
             out_dir=args.out,

@@ -1,6 +1,6 @@
-"""The Kubernetes and Prometheus APIs over a marathon's live backend, for a person to watch.
+"""The Kubernetes, Prometheus and Jaeger APIs over a marathon's live backend, for a person to watch.
 
-`run --serve-api` and `--marathon-serve-api` start both while the run is recorded, read-only:
+`run --serve-api` and `--marathon-serve-api` start them while the run is recorded, read-only:
 every write is refused (403 "read-only while a marathon is recorded"), because a change made
 behind the agent's back would be scored as the agent's world. They share the tool session's
 turn lock, which every tool call already holds and which the runner holds while it steps the
@@ -41,6 +41,7 @@ class ServeApi:
 class LiveApis:
     kube: KubeApiServer
     prometheus: Any
+    jaeger: Any
     kubeconfig: Path
 
     @property
@@ -50,16 +51,18 @@ class LiveApis:
     def lines(self) -> list[str]:
         return [f"Kubernetes API: {self.kube.url}  (read-only while the marathon is recorded)",
                 f"Prometheus API: {self.prometheus.url}",
+                f"Jaeger API:     {self.jaeger.url}  (query API v3)",
                 f"kubeconfig:     {self.kubeconfig}  (kubectl --kubeconfig {self.kubeconfig} get pods)"]
 
     def close(self) -> None:
+        self.jaeger.close()
         self.prometheus.close()
         self.kube.close()
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def start_live_apis(backend: Any, app: str, lock: threading.RLock, alerts: Any, ask: ServeApi) -> LiveApis:
-    """Serve both APIs read-only over `backend` under `lock`, write the kubeconfig, announce."""
+    """Serve the APIs read-only over `backend` under `lock`, write the kubeconfig, announce."""
     from pytest_marathon.apiserver.pair import serve_apis
 
     served = serve_apis(backend, app, lock=lock, kube_port=ask.kube_port, prometheus_port=ask.prometheus_port,
@@ -67,7 +70,7 @@ def start_live_apis(backend: Any, app: str, lock: threading.RLock, alerts: Any, 
     kube, prometheus = served.kube, served.prometheus
     kube.api.read_only = READ_ONLY
     folder = Path(tempfile.mkdtemp(prefix="marathon-api-"))
-    apis = LiveApis(kube, prometheus, write_kubeconfig(folder / "kubeconfig.yaml", kube.url, backend.namespace))
+    apis = LiveApis(kube, prometheus, served.jaeger, write_kubeconfig(folder / "kubeconfig.yaml", kube.url, backend.namespace))
     for line in apis.lines():
         ask.announce(line)
     return apis
