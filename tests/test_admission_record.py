@@ -25,6 +25,7 @@ from pytest_marathon.faults.admission_record import (
     entry_inputs,
     load_record,
     stale_entries,
+    write_record,
 )
 from pytest_marathon.faults.catalog import CatalogError, catalog_root, load_catalog
 
@@ -185,3 +186,9 @@ def test_a_malformed_record_is_named(catalog_copy: Path) -> None:
     (catalog_copy / RECORD_NAME).write_text(json.dumps({"version": 1, "entries": {ENTRY: {}}}))
     with pytest.raises(CatalogError, match=RECORD_NAME):
         load_record("boutique", catalog_copy)
+
+
+def test_verdicts_measured_while_the_engine_changed_are_not_recorded(catalog_copy: Path) -> None:
+    with pytest.raises(CatalogError, match="engine files changed while admission ran"):
+        write_record("boutique", [], "digest taken before an edit", root=catalog_copy)
+    assert not (catalog_copy / RECORD_NAME).exists()

@@ -199,14 +199,18 @@ def audit_sample(catalog: Catalog, record: dict[str, RecordedVerdict], engine: s
     return sorted(current[:size], key=lambda e: e.id)
 
 
-def write_record(app: str, verdicts: Iterable[Any], root: str | Path | None = None) -> Path:
-    """Store the verdicts just measured, each against its entry's inputs as the catalog now
-    reads them; rows of other entries are kept, rows of entries the catalog no longer has are
-    dropped."""
+def write_record(app: str, verdicts: Iterable[Any], engine: str,
+                 root: str | Path | None = None) -> Path:
+    """Store the verdicts just measured on `engine` (the digest taken before they were), each
+    against its entry's inputs as the catalog now reads them; rows of other entries are kept,
+    rows of entries the catalog no longer has are dropped. If the engine files changed while
+    the verdicts were measured, nothing is written: they may belong to either version."""
     path = record_path(app, root)
     if not isinstance(path, Path):
         path = Path(str(path))
-    engine = engine_digest(app)
+    if engine_digest(app) != engine:
+        raise CatalogError("the engine files changed while admission ran; the admission record "
+                           "was not written (run validate-catalog again)")
     by_id = {e.id: e for e in load_catalog(app, root)}
     rows = {k: v for k, v in load_record(app, root).items() if k in by_id}
     for verdict in verdicts:

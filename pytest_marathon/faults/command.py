@@ -128,9 +128,10 @@ def _validate(args: argparse.Namespace) -> int:
             catalog = catalog.only(args.only)
     except KeyError as exc:  # an --only id the catalog lacks
         raise CatalogError(str(exc.args[0]) if exc.args else str(exc)) from None
+    engine = engine_digest(args.app)  # before admission runs: the record is written against it
     if args.stale:
         record = load_record(args.app, args.root)
-        stale = stale_entries(catalog, record, engine_digest(args.app))
+        stale = stale_entries(catalog, record, engine)
         print(f"{len(stale)} of {len(catalog)} entries changed since the admission record",
               file=sys.stderr if args.json else sys.stdout, flush=True)
         catalog = Catalog(catalog.app, tuple(stale))
@@ -151,7 +152,7 @@ def _validate(args: argparse.Namespace) -> int:
     report = validate_catalog(catalog, workers=args.workers, on_verdict=show)
     if args.write_scope:
         store_scopes(args.app, report, args.root)
-        write_record(args.app, report.verdicts, args.root)
+        write_record(args.app, report.verdicts, engine, args.root)
     selection = bool(args.only or args.stale)  # judged entry by entry, not catalog-wide
     if args.json:
         print(json.dumps(report.as_dict(), sort_keys=True, indent=1))
