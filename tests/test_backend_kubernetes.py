@@ -138,6 +138,8 @@ def test_a_cluster_from_a_kubeconfig_reads_through_the_api_and_skips_what_it_can
         r["revision"] for r in twin.rollout_history("frontend")]
     with pytest.raises(Exception, match="registry"):
         backend.build_image("frontend", {"x.py": ""})
+    with pytest.raises(Exception, match="--jaeger-url"):  # no Jaeger named: traces say so
+        backend.traces(limit=1)
     # artifacts a Deployment, ConfigMap or Node holds read as the twin reports them
     for artifact in ("image:frontend", "env:frontend/PORT", "env:checkoutservice/PAYMENT_SERVICE_ADDR",
                      "replicas:cartservice", "limits:cartservice/memory", "probe:frontend/readiness",

@@ -10,9 +10,10 @@ writes the scale subresource, `rollout undo` patches the template of the earlier
 faults are Chaos Mesh objects (`chaos-mesh.org/v1alpha1`, the shapes `chaosk8s.chaosmesh` creates).
 
 Traces come from Jaeger's query API v3 (`kubernetes_traces`), which a cluster's Jaeger and the
-twin's API server both serve. What a cluster answers from other systems (the load generator's
-SLI, the image registry's sources and builds, the catalog's symptom probes) the twin's API
-server answers under `/marathon/v1/` for the operator's bearer token; on a real cluster without them such calls raise
+twin's API server both serve. On a cluster the SLI comes from the entry service's span metrics
+(`kubernetes_sli`); the twin's API server answers it, as what a cluster answers from other
+systems (the image registry's sources and builds, the catalog's symptom probes), under
+`/marathon/v1/` for the operator's bearer token; on a real cluster without them such calls raise
 `BackendError` naming the missing system (docs/kubernetes-backend.md). The clock is the twin's
 `/marathon/v1/clock` when the server has one, the wall clock otherwise.
 """
@@ -46,6 +47,7 @@ from pytest_marathon.backends.kubernetes_shapes import (
     log_lines,
     virtual_time,
 )
+from pytest_marathon.backends.kubernetes_sli import PromQLSli
 from pytest_marathon.backends.kubernetes_traces import JaegerTraces
 from pytest_marathon.faults.backend_support import EVERYTHING, REGISTRY
 from pytest_marathon.twin.appspec import load_app
@@ -77,8 +79,11 @@ class KubernetesBackend:
         self.epoch = epoch or datetime.now(UTC)
         base = self.epoch.timestamp() if prometheus_time_base is None else prometheus_time_base
         self.promql = RemotePromQL(prometheus_url, time_base=base)
+        spec = load_app(app)  # the entry point's OTel service name is its deployment's
         self.jaeger = JaegerTraces(jaeger_url, time_base=base, now=lambda: self.now,
-                                   entry_service=load_app(app).entry_service) if jaeger_url else None
+                                   entry_service=spec.entry_deployment) if jaeger_url else None
+        self.sli = PromQLSli(self.promql, service=spec.entry_deployment, slow_seconds=spec.slow_seconds,
+                             tick=tick_seconds)
         self._operator_url = operator_url
         self._token = operator_token
         self._closers = closers
@@ -286,6 +291,8 @@ class KubernetesBackend:
                                   to_revision=to_revision))
 
     def sli_samples(self, since: float | None = None) -> list[SliSample]:
+        if self._operator_url is None:  # a cluster: from the entry service's span metrics
+            return self.sli.samples(since, self.now)
         return [SliSample(**s) for s in self._operator("sli_samples", since=since)]
 
     def flag_readers(self, name: str) -> list[str]:
