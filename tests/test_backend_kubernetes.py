@@ -127,7 +127,13 @@ def test_a_cluster_from_a_kubeconfig_reads_through_the_api_and_skips_what_it_can
     work; code faults, image releases and the twin's own chaos kinds are dropped, named once."""
     from pytest_marathon.apiserver.kubeconfig import write_kubeconfig
     from pytest_marathon.faults import load_catalog, schedule_for
-    from pytest_marathon.faults.backend_support import REGISTRY, TWIN_CHAOS, drop_unsupported, needs
+    from pytest_marathon.faults.backend_support import (
+        REGISTRY,
+        SYMPTOM_PROBES,
+        TWIN_CHAOS,
+        drop_unsupported,
+        needs,
+    )
 
     twin, server = served
     path = write_kubeconfig(tmp_path / "kubeconfig.yaml", server.url, twin.namespace)
@@ -153,7 +159,12 @@ def test_a_cluster_from_a_kubeconfig_reads_through_the_api_and_skips_what_it_can
         kept = drop_unsupported(schedule, backend)
     assert len(caught) == 1
     assert all(not needs(f.entry) for f in kept.faults)
-    assert {REGISTRY, TWIN_CHAOS} >= set().union(*(needs(f.entry) for f in schedule.faults))
+    assert {REGISTRY, TWIN_CHAOS, SYMPTOM_PROBES} >= set().union(*(needs(f.entry) for f in schedule.faults))
+    # what is kept is probed through the API alone, as the twin probes it
+    for fault in kept.faults:
+        assert backend.probe(fault.entry.probe) == twin.probe(fault.entry.probe), fault.entry.id
+    with pytest.raises(Exception, match="synthetic requests"):
+        backend.probe({"kind": "request", "route": "/", "signature": "x"})
 
 
 def test_the_plugin_hands_the_cluster_options_to_the_backend(pytester: pytest.Pytester) -> None:

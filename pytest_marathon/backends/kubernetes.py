@@ -12,7 +12,7 @@ faults are Chaos Mesh objects (`chaos-mesh.org/v1alpha1`, the shapes `chaosk8s.c
 Traces come from Jaeger's query API v3 (`kubernetes_traces`), which a cluster's Jaeger and the
 twin's API server both serve. On a cluster the SLI comes from the entry service's span metrics
 (`kubernetes_sli`); the twin's API server answers it, as what a cluster answers from other
-systems (the image registry's sources and builds, the catalog's symptom probes), under
+systems (the image registry's sources and builds, the catalog's synthetic-request probes), under
 `/marathon/v1/` for the operator's bearer token; on a real cluster without them such calls raise
 `BackendError` naming the missing system (docs/kubernetes-backend.md). The clock is the twin's
 `/marathon/v1/clock` when the server has one, the wall clock otherwise.
@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from pytest_marathon.backends import kubernetes_artifacts
+from pytest_marathon.backends import kubernetes_artifacts, kubernetes_probes
 from pytest_marathon.backends.base import (
     ActionResult,
     BackendError,
@@ -450,6 +450,8 @@ class KubernetesBackend:
 
     # --- probes ------------------------------------------------------------------------------------------
     def probe(self, spec: Mapping[str, Any]) -> bool:
+        if self._operator_url is None:  # a cluster: what its API answers
+            return kubernetes_probes.run_probe(self, spec)
         return bool(self._operator("probe", spec=dict(spec)))
 
     def artifact_value(self, artifact: str) -> str | None:

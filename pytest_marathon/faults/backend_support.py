@@ -7,6 +7,10 @@ image registry that takes the built image (the twin has one; a cluster needs
 kills, network delay, loss and partitions and CPU or memory stress; a datastore outage, a Redis
 maxmemory change, a node failure or a credential rotation only the twin carries out. Every other
 change (env, resources, probes, strategy) is a plain deployment patch any cluster takes.
+
+What the orchestrator and the scorer watch counts too: an entry whose symptom probe is a
+synthetic `request` or `rpc` with its signature needs the twin's probe path; a cluster answers
+`deployment_ready` and `no_error_logs` probes from its API (backends/kubernetes_probes.py).
 """
 
 from __future__ import annotations
@@ -22,7 +26,10 @@ from pytest_marathon.faults.catalog import CatalogEntry
 CHAOS_MESH_KINDS = frozenset({"pod_kill", "network_delay", "network_loss", "partition", "cpu_hog", "memory_hog"})
 #: what a backend may offer: an image registry, the twin's own chaos kinds
 REGISTRY, TWIN_CHAOS = "image registry (--marathon-registry)", "the twin's chaos kinds"
-EVERYTHING = frozenset({REGISTRY, TWIN_CHAOS})
+SYMPTOM_PROBES = "synthetic requests for its symptom probe"
+EVERYTHING = frozenset({REGISTRY, TWIN_CHAOS, SYMPTOM_PROBES})
+#: probe kinds a Kubernetes API alone answers (backends/kubernetes_probes.py)
+API_PROBE_KINDS = frozenset({"deployment_ready", "no_error_logs"})
 
 
 def chaos_kinds(entry: CatalogEntry) -> set[str]:
@@ -38,6 +45,8 @@ def needs(entry: CatalogEntry) -> frozenset[str]:
             out.add(TWIN_CHAOS)
     elif entry.patch is not None or entry.image is not None:
         out.add(REGISTRY)
+    if entry.probe.get("kind") not in API_PROBE_KINDS:
+        out.add(SYMPTOM_PROBES)
     return frozenset(out)
 
 
