@@ -4,14 +4,14 @@ A Kubernetes backend drives the twin over HTTP with a bearer token (`operator_to
 and only with it, the server accepts:
 
 - `POST /marathon/v1/<call>`: the backend calls a real cluster answers from other systems (the
-  load generator's SLI, Jaeger's traces, the image registry's sources and builds, the symptom
-  probes of the catalog), as JSON in and out (`CALLS` lists them);
+  SLI, the image registry's sources and builds, the symptom probes of the catalog), as JSON in
+  and out (`CALLS` lists them);
 - deployment patches an agent's kubectl may not send: a release (image, env with `valueFrom`,
   resources, probes, `spec.strategy` and the `kubernetes.io/change-cause` annotation in one
   apply), an annotation of the change-cause alone;
-- Chaos Mesh objects (`chaos-mesh.org/v1alpha1` PodChaos, NetworkChaos, StressChaos): creating
-  one starts the twin's chaos, deleting it stops it, so the client code that drives Chaos Mesh
-  on a real cluster drives the twin.
+- Chaos Mesh objects (`chaos-mesh.org/v1alpha1` PodChaos, NetworkChaos, StressChaos, Schedule):
+  creating one starts the chaos its spec describes (`chaos_mesh.fault_of`), deleting it stops
+  it, so the Chaos Toolkit actions that drive Chaos Mesh on a real cluster drive the twin.
 
 Requests without the token fall through to the agent-facing API (`resources.KubeApi`), whose
 refusals stay as they are. The server's lock is held around every call, as for every request.
@@ -24,7 +24,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_marathon.apiserver import changes, patches
+from pytest_marathon.apiserver import changes, chaos_mesh, patches
 from pytest_marathon.apiserver.identity import bears
 from pytest_marathon.apiserver.resources import CLOCK_PATH, KubeApi, Reply, Target, json_reply
 from pytest_marathon.apiserver.status import ApiError, bad_request, invalid, not_found
@@ -32,10 +32,7 @@ from pytest_marathon.backends.base import Backend, BackendError, SliSample
 
 OPERATOR_PREFIX = "/marathon/v1/"
 CHAOS_GROUP = "chaos-mesh.org/v1alpha1"
-CHAOS_PLURALS = {"podchaos": "PodChaos", "networkchaos": "NetworkChaos", "stresschaos": "StressChaos"}
-#: where a Chaos Mesh object carries the twin's own description of the fault (kind and params);
-#: a real Chaos Mesh ignores annotations, the twin reads it to start exactly that fault
-CHAOS_ANNOTATION = "marathon.pytest.dev/chaos"
+CHAOS_PLURALS = chaos_mesh.KINDS
 CHANGE_CAUSE = "kubernetes.io/change-cause"
 RESULT_ANNOTATION = "marathon.pytest.dev/result"
 
@@ -125,17 +122,21 @@ class OperatorApi:
                 raise bad_request(f"the body must be a {kind} object")
             meta = doc.get("metadata", {})
             name = meta.get("name")
-            described = meta.get("annotations", {}).get(CHAOS_ANNOTATION)
-            if not name or not described:
-                raise invalid(kind, str(name), "metadata.annotations", f"Required value: {CHAOS_ANNOTATION} "
-                              "(the twin starts the fault it describes)", "FieldValueRequired")
+            if not name:
+                raise invalid(kind, "", "metadata.name", "Required value: name is required", "FieldValueRequired",
+                              group="chaos-mesh.org")
             if name in self._chaos:
                 raise ApiError(409, "AlreadyExists", f'{target.plural}.chaos-mesh.org "{name}" already exists')
-            fault = json.loads(described)
             try:
-                handle = self.backend.chaos_start(fault["kind"], fault["target"], **fault.get("params", {}))
+                chaos, deployment, params = chaos_mesh.fault_of(kind, doc.get("spec") or {})
+            except chaos_mesh.ChaosSpecError as exc:
+                raise invalid(kind, name, exc.field, f"Unsupported value: {exc}", "FieldValueNotSupported",
+                              group="chaos-mesh.org") from None
+            try:
+                handle = self.backend.chaos_start(chaos, deployment, **params)
             except BackendError as exc:
-                raise invalid(kind, name, "spec", f"Invalid value: {exc}", "FieldValueInvalid") from None
+                raise invalid(kind, name, "spec", f"Invalid value: {exc}", "FieldValueInvalid",
+                              group="chaos-mesh.org") from None
             obj = {**doc, "metadata": {**meta, "namespace": target.namespace, "uid": handle}}
             self._chaos[name] = {"handle": handle, "object": obj}
             self.api.revision += 1

@@ -7,7 +7,7 @@ Agent actions are the requests kubectl sends: `rollout restart` patches the temp
 writes the scale subresource, `rollout undo` patches the template of the earlier ReplicaSet back
 (pkg/polymorphichelpers/rollback.go), `set env` / `set image` are strategic-merge patches with the
 `kubernetes.io/change-cause` annotation. The orchestrator's releases are patches too; direct
-faults are Chaos Mesh objects (`chaos-mesh.org/v1alpha1`, the shapes `chaosk8s.chaosmesh` creates).
+faults are Chaos Mesh objects created by chaostoolkit-kubernetes actions (`kubernetes_chaos`).
 
 Traces come from Jaeger's query API v3 (`kubernetes_traces`), which a cluster's Jaeger and the
 twin's API server both serve. On a cluster the SLI comes from the entry service's span metrics
@@ -26,6 +26,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from pytest_marathon.backends import kubernetes_artifacts, kubernetes_probes
@@ -37,19 +38,19 @@ from pytest_marathon.backends.base import (
     SliSample,
     resource_kind,
 )
+from pytest_marathon.backends.kubernetes_chaos import ChaosToolkitChaos
 from pytest_marathon.backends.kubernetes_promql import RemotePromQL
 from pytest_marathon.backends.kubernetes_shapes import (
     CHANGE_CAUSE,
     RESTARTED_AT,
     REVISION,
-    chaos_object,
     container_patch,
     log_lines,
     virtual_time,
 )
 from pytest_marathon.backends.kubernetes_sli import PromQLSli
 from pytest_marathon.backends.kubernetes_traces import JaegerTraces
-from pytest_marathon.faults.backend_support import EVERYTHING, REGISTRY
+from pytest_marathon.faults.backend_support import CHAOS_MESH_KINDS, EVERYTHING, REGISTRY
 from pytest_marathon.twin.appspec import load_app
 
 RESULT_ANNOTATION = "marathon.pytest.dev/result"
@@ -62,6 +63,7 @@ class KubernetesBackend:
                  operator_url: str | None = None, operator_token: str | None = None,
                  epoch: datetime | None = None, prometheus_time_base: float | None = None,
                  tick_seconds: float = 5.0, registry: str | None = None, jaeger_url: str | None = None,
+                 kubeconfig: Path | None = None, context: str | None = None,
                  closers: tuple[Any, ...] = ()) -> None:
         """`epoch`: the wall time of the backend's t = 0 in the API's timestamps (default: now,
         for a real cluster); `prometheus_time_base`: the unix time of t = 0 in PromQL requests
@@ -75,7 +77,6 @@ class KubernetesBackend:
         self.api_client = api_client
         self.core = client.CoreV1Api(api_client)
         self.apps = client.AppsV1Api(api_client)
-        self.custom = client.CustomObjectsApi(api_client)
         self.epoch = epoch or datetime.now(UTC)
         base = self.epoch.timestamp() if prometheus_time_base is None else prometheus_time_base
         self.promql = RemotePromQL(prometheus_url, time_base=base)
@@ -91,6 +92,8 @@ class KubernetesBackend:
         # twin's API server has a registry and all chaos kinds; a cluster only what it is given
         self.offers = EVERYTHING if operator_url else frozenset({REGISTRY} if registry else ())
         self._chaos_seq = 0
+        # chaostoolkit-kubernetes builds its own client from a kubeconfig: the run's
+        self.chaos = ChaosToolkitChaos(namespace, kubeconfig=kubeconfig, context=context)
 
     # --- plumbing --------------------------------------------------------------------------------
     def close(self) -> None:
@@ -424,29 +427,19 @@ class KubernetesBackend:
         self._patch(deployment, {"metadata": {"annotations": {CHANGE_CAUSE: change_cause}}})
 
     def chaos_start(self, kind: str, target: str, **params: Any) -> str:
-        """A Chaos Mesh object for the fault (the kinds Chaos Mesh has); the twin's own kinds
-        (a datastore outage, a credential rotation, ...) through its operator endpoint.
-
-        The request is the one chaostoolkit-kubernetes sends (`chaosk8s.crd.actions.
-        create_custom_object`: CustomObjectsApi.create_namespaced_custom_object), made with this
-        backend's client: chaosk8s builds its own from ~/.kube/config or KUBERNETES_* variables
-        (`chaosk8s.create_k8s_api_client`), which would not be the cluster the run was given."""
+        """A Chaos Mesh object for the fault through chaostoolkit-kubernetes (the kinds Chaos
+        Mesh has, `kubernetes_chaos`); the twin's own kinds (a datastore outage, a credential
+        rotation, ...) through its operator endpoint."""
         self._chaos_seq += 1
-        doc = chaos_object(kind, target, params, self.namespace, f"marathon-{self._chaos_seq:04d}")
-        if doc is None:
+        if kind not in CHAOS_MESH_KINDS:
             return "twin:" + str(self._operator("chaos_start", kind=kind, target=target, params=params))
-        plural = doc["kind"].lower()
-        self._raw(self.custom.create_namespaced_custom_object, "chaos-mesh.org", "v1alpha1", self.namespace,
-                  plural, doc)
-        return f"{plural}/{doc['metadata']['name']}"
+        return self.chaos.start(kind, target, params, f"marathon-{self._chaos_seq:04d}")
 
     def chaos_stop(self, handle: str) -> None:
         if handle.startswith("twin:"):
             self._operator("chaos_stop", handle=handle[len("twin:"):])
             return
-        plural, _, name = handle.partition("/")
-        self._raw(self.custom.delete_namespaced_custom_object, "chaos-mesh.org", "v1alpha1", self.namespace,
-                  plural, name)
+        self.chaos.stop(handle)
 
     # --- probes ------------------------------------------------------------------------------------------
     def probe(self, spec: Mapping[str, Any]) -> bool:

@@ -3,7 +3,6 @@ timestamps and `pods/log` lines, kept apart from the client calls that carry the
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any
@@ -12,7 +11,6 @@ RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
 CHANGE_CAUSE = "kubernetes.io/change-cause"
 REVISION = "deployment.kubernetes.io/revision"
 #: the twin's own description of a direct fault on its Chaos Mesh object (apiserver/operator.py)
-CHAOS_ANNOTATION = "marathon.pytest.dev/chaos"
 _HANDLERS = ("grpc", "httpGet", "tcpSocket", "exec")
 
 
@@ -105,32 +103,3 @@ def probe_document(fields: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def chaos_object(kind: str, target: str, params: Mapping[str, Any], namespace: str,
-                 name: str) -> dict[str, Any] | None:
-    """The Chaos Mesh object of a direct fault (chaos-mesh.org/v1alpha1, the spec fields
-    chaos-mesh api/v1alpha1 podchaos_types.go, networkchaos_types.go, stresschaos_types.go
-    define and chaosk8s.chaosmesh fills), None for a kind Chaos Mesh has no object for."""
-    selector = {"namespaces": [namespace], "labelSelectors": {"app": target}}
-    if kind == "pod_kill":
-        crd, spec = "PodChaos", {"action": "pod-kill", "mode": "one"}
-    elif kind == "network_delay":
-        crd, spec = "NetworkChaos", {"action": "delay", "mode": "all", "direction": "to",
-                                     "delay": {"latency": f"{float(params.get('delay_ms', 0)):g}ms"}}
-    elif kind == "network_loss":
-        crd, spec = "NetworkChaos", {"action": "loss", "mode": "all", "direction": "to",
-                                     "loss": {"loss": f"{100 * float(params.get('loss', 0)):g}"}}
-    elif kind == "partition":
-        crd, spec = "NetworkChaos", {"action": "partition", "mode": "all", "direction": "both"}
-    elif kind == "cpu_hog":
-        crd, spec = "StressChaos", {"mode": "all", "stressors": {"cpu": {
-            "workers": max(1, round(float(params.get("cores", 1.0)))), "load": 100}}}
-    elif kind == "memory_hog":
-        crd, spec = "StressChaos", {"mode": "all", "stressors": {"memory": {
-            "workers": 1, "size": str(params.get("size") or f"{params.get('mb', 256)}MB")}}}
-    else:
-        return None
-    return {"apiVersion": "chaos-mesh.org/v1alpha1", "kind": crd,
-            "metadata": {"name": name, "namespace": namespace,
-                         "annotations": {CHAOS_ANNOTATION: json.dumps({"kind": kind, "target": target,
-                                                                        "params": dict(params)})}},
-            "spec": {**spec, "selector": selector}}

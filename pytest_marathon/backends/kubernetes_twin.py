@@ -11,8 +11,24 @@ kubeconfig handed to an agent can neither move time nor send the operator's chan
 from __future__ import annotations
 
 import secrets
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
 
+from pytest_marathon.apiserver.identity import OPERATOR
+from pytest_marathon.apiserver.kubeconfig import write_kubeconfig
 from pytest_marathon.backends.kubernetes import KubernetesBackend
+
+
+@dataclass
+class PrivateFolder:
+    """A folder removed when the backend closes (it holds the operator's credential)."""
+
+    path: Path
+
+    def close(self) -> None:
+        shutil.rmtree(self.path, ignore_errors=True)
 
 
 def twin_behind_apis(app: str, seed: int, users: int | None = None) -> KubernetesBackend:
@@ -27,13 +43,17 @@ def twin_behind_apis(app: str, seed: int, users: int | None = None) -> Kubernete
     token = secrets.token_urlsafe(24)
     apis = serve_apis(twin, app, clock_token=token, operator_token=token)
     kube, prometheus = apis.kube, apis.prometheus
+    # chaostoolkit-kubernetes reads a kubeconfig: the operator's, in a private folder
+    folder = PrivateFolder(Path(tempfile.mkdtemp(prefix="marathon-operator-")))
+    kubeconfig = write_kubeconfig(folder.path / "kubeconfig.yaml", kube.url, twin.namespace, token=token,
+                                  user=OPERATOR)
     configuration = client.Configuration(host=kube.url, api_key={"BearerToken": token},
                                          api_key_prefix={"BearerToken": "Bearer"})
     return KubernetesBackend(
         app, api_client=client.ApiClient(configuration), namespace=twin.namespace,
         prometheus_url=prometheus.url, operator_url=kube.url, operator_token=token, epoch=EPOCH,
         prometheus_time_base=float(TWIN_EPOCH_UNIX), tick_seconds=float(twin.tick_seconds),
-        jaeger_url=apis.jaeger.url, closers=(apis,),
+        jaeger_url=apis.jaeger.url, kubeconfig=kubeconfig, closers=(apis, folder),
     )
 
 
@@ -51,4 +71,5 @@ def from_kubeconfig(app: str, *, kubeconfig: str | None, context: str | None, pr
         raise BackendError("the kubernetes backend needs --marathon-prometheus-url with --marathon-kubeconfig")
     api_client = config.new_client_from_config(config_file=kubeconfig, context=context)
     return KubernetesBackend(app, api_client=api_client, namespace=namespace or load_app(app).namespace,
-                             prometheus_url=prometheus_url, registry=registry, jaeger_url=jaeger_url)
+                             prometheus_url=prometheus_url, registry=registry, jaeger_url=jaeger_url,
+                             kubeconfig=Path(kubeconfig) if kubeconfig else None, context=context)

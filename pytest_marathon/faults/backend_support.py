@@ -22,7 +22,7 @@ from typing import Any
 
 from pytest_marathon.faults.catalog import CatalogEntry
 
-#: direct fault kinds a Chaos Mesh object carries (backends/kubernetes_shapes.py chaos_object)
+#: direct fault kinds a Chaos Mesh object carries (backends/kubernetes_chaos.py)
 CHAOS_MESH_KINDS = frozenset({"pod_kill", "network_delay", "network_loss", "partition", "cpu_hog", "memory_hog"})
 #: what a backend may offer: an image registry, the twin's own chaos kinds
 REGISTRY, TWIN_CHAOS = "image registry (--marathon-registry)", "the twin's chaos kinds"
