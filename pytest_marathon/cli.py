@@ -52,6 +52,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "pytest-marathon") -> in
     """Run one subcommand. An error the user can fix (a bad value, a port in use, a folder that
     cannot be written) is one line, `pytest-marathon: error: ...`, exit 2, as argparse reports bad usage;
     a bug still shows its traceback, and `MARATHON_TRACEBACK=1` shows it for every error."""
+    from pytest_marathon.backends.base import BackendError
     from pytest_marathon.bundle import BundleError
 
     try:
@@ -61,7 +62,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "pytest-marathon") -> in
         if starting.pending is not None:
             return stopped_while_starting(starting.pending)
         return int(args.func(args))
-    except (ValueError, OSError, BundleError) as exc:
+    except (ValueError, OSError, BundleError, BackendError) as exc:
         if os.environ.get(TRACEBACK_ENV):
             raise
         print(f"pytest-marathon: error: {_one_line(exc)}", file=sys.stderr)

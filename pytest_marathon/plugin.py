@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from pytest_marathon.backends.base import BackendError
 from pytest_marathon.cluster_fixtures import add_cluster_options, marathon_cluster
 from pytest_marathon.fixtures import marathon, marathon_backend, marathon_orchestrator
 from pytest_marathon.interrupts import MarathonStopped, SessionStops
@@ -137,6 +138,8 @@ class MarathonItem(pytest.Item):
         bound); any other error is shown from `runtest` down, without pytest's own frames."""
         if isinstance(excinfo.value, (MarathonGateFailure, MarathonStopped)):
             return str(excinfo.value)
+        if isinstance(excinfo.value, BackendError):  # the system under test cannot be used: says why
+            return f"backend: {excinfo.value}"
         if not self.config.getoption("fulltrace", False):
             excinfo.traceback = excinfo.traceback.cut(path=Path(__file__))
             if style is None and self.config.getoption("tbstyle", "auto") == "auto":

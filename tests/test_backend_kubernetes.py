@@ -135,6 +135,7 @@ def test_a_cluster_from_a_kubeconfig_reads_through_the_api_and_skips_what_it_can
     from pytest_marathon.apiserver.kubeconfig import write_kubeconfig
     from pytest_marathon.faults import load_catalog, schedule_for
     from pytest_marathon.faults.backend_support import (
+        CHAOS_MESH,
         REGISTRY,
         SYMPTOM_PROBES,
         TWIN_CHAOS,
@@ -166,7 +167,9 @@ def test_a_cluster_from_a_kubeconfig_reads_through_the_api_and_skips_what_it_can
         kept = drop_unsupported(schedule, backend)
     assert len(caught) == 1
     assert all(not needs(f.entry) for f in kept.faults)
-    assert {REGISTRY, TWIN_CHAOS, SYMPTOM_PROBES} >= set().union(*(needs(f.entry) for f in schedule.faults))
+    assert {REGISTRY, TWIN_CHAOS, CHAOS_MESH, SYMPTOM_PROBES} >= set().union(*(needs(f.entry) for f in schedule.faults))
+    # the twin's discovery lists no chaos-mesh.org group: a cluster without Chaos Mesh installed
+    assert CHAOS_MESH not in backend.offers
     # what is kept is probed through the API alone, as the twin probes it
     for fault in kept.faults:
         assert backend.probe(fault.entry.probe) == twin.probe(fault.entry.probe), fault.entry.id

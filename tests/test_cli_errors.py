@@ -199,3 +199,19 @@ def test_the_shipped_docs_are_listed_and_printed_as_the_cli_names_them() -> None
     for page in ("score-json", "agents"):
         assert f"pytest-marathon docs {page}" in pointers
     one_line_error(cli("docs", "nope"), "nope", "agents")
+
+
+def test_a_cluster_the_cli_cannot_use_stops_with_the_reason_and_no_traceback() -> None:
+    done = cli("run", "--app", "boutique", "--agent", "noop", "--seed", "1", "--backend", "kubernetes",
+               "--kubeconfig", "/nonexistent-kubeconfig", "--prometheus-url", "http://127.0.0.1:9")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert f"{PREFIX}cannot use /nonexistent-kubeconfig: " in done.stderr
+
+
+def test_a_cluster_the_plugin_cannot_use_fails_its_item_in_one_line(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--marathon-app", "boutique", "--agent", "noop", "--marathon-backend=kubernetes",
+                                "--marathon-kubeconfig", "/nonexistent-kubeconfig",
+                                "--marathon-prometheus-url", "http://127.0.0.1:9", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["backend: cannot use /nonexistent-kubeconfig*"])
+    assert "Traceback" not in result.stdout.str() and "raise BackendError" not in result.stdout.str()

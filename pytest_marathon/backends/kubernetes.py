@@ -50,7 +50,12 @@ from pytest_marathon.backends.kubernetes_shapes import (
 )
 from pytest_marathon.backends.kubernetes_sli import PromQLSli
 from pytest_marathon.backends.kubernetes_traces import JaegerTraces
-from pytest_marathon.faults.backend_support import CHAOS_MESH_KINDS, EVERYTHING, REGISTRY
+from pytest_marathon.faults.backend_support import (
+    CHAOS_MESH,
+    CHAOS_MESH_KINDS,
+    EVERYTHING,
+    REGISTRY,
+)
 from pytest_marathon.twin.appspec import load_app
 
 RESULT_ANNOTATION = "marathon.pytest.dev/result"
@@ -90,12 +95,24 @@ class KubernetesBackend:
         self._closers = closers
         # what this cluster can deliver beyond plain patches (faults/backend_support.py): the
         # twin's API server has a registry and all chaos kinds; a cluster only what it is given
-        self.offers = EVERYTHING if operator_url else frozenset({REGISTRY} if registry else ())
+        self.offers = EVERYTHING if operator_url else frozenset(
+            ({REGISTRY} if registry else set()) | ({CHAOS_MESH} if self._serves_group("chaos-mesh.org") else set()))
         self._chaos_seq = 0
         # chaostoolkit-kubernetes builds its own client from a kubeconfig: the run's
         self.chaos = ChaosToolkitChaos(namespace, kubeconfig=kubeconfig, context=context)
 
     # --- plumbing --------------------------------------------------------------------------------
+    def _serves_group(self, group: str) -> bool:
+        """Whether the API server serves an API group (discovery, `GET /apis`): Chaos Mesh's
+        custom resources exist only where Chaos Mesh is installed."""
+        from kubernetes import client
+
+        try:
+            groups = client.ApisApi(self.api_client).get_api_versions().groups or []
+        except Exception:  # noqa: BLE001 - discovery unreachable: the group is not known to be served
+            return False
+        return any(g.name == group for g in groups)
+
     def close(self) -> None:
         for closer in self._closers:
             closer.close()

@@ -69,7 +69,11 @@ def from_kubeconfig(app: str, *, kubeconfig: str | None, context: str | None, pr
 
     if not prometheus_url:
         raise BackendError("the kubernetes backend needs --marathon-prometheus-url with --marathon-kubeconfig")
-    api_client = config.new_client_from_config(config_file=kubeconfig, context=context)
+    try:
+        api_client = config.new_client_from_config(config_file=kubeconfig, context=context)
+    except (config.ConfigException, OSError) as exc:
+        where = kubeconfig or "the default kubeconfig ($KUBECONFIG or ~/.kube/config)"
+        raise BackendError(f"cannot use {where}{f' context {context!r}' if context else ''}: {exc}") from None
     return KubernetesBackend(app, api_client=api_client, namespace=namespace or load_app(app).namespace,
                              prometheus_url=prometheus_url, registry=registry, jaeger_url=jaeger_url,
                              kubeconfig=Path(kubeconfig) if kubeconfig else None, context=context)

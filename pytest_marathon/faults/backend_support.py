@@ -3,9 +3,10 @@
 Entries do not list backends in their YAML: what a backend needs follows from the mechanism.
 A change-driven entry with a code `patch`, or one that releases an image tag of its own, needs an
 image registry that takes the built image (the twin has one; a cluster needs
-`--marathon-registry`). A direct entry needs its chaos kind: Chaos Mesh has objects for pod
-kills, network delay, loss and partitions and CPU or memory stress; a datastore outage, a Redis
-maxmemory change, a node failure or a credential rotation only the twin carries out. Every other
+`--marathon-registry`). A direct entry needs its chaos kind: Chaos Mesh (installed on the
+cluster: its API group is served) has objects for pod kills, network delay, loss and partitions
+and CPU or memory stress; a datastore outage, a Redis maxmemory change, a node failure or a
+credential rotation only the twin carries out. Every other
 change (env, resources, probes, strategy) is a plain deployment patch any cluster takes.
 
 What the orchestrator and the scorer watch counts too: an entry whose symptom probe is a
@@ -26,8 +27,9 @@ from pytest_marathon.faults.catalog import CatalogEntry
 CHAOS_MESH_KINDS = frozenset({"pod_kill", "network_delay", "network_loss", "partition", "cpu_hog", "memory_hog"})
 #: what a backend may offer: an image registry, the twin's own chaos kinds
 REGISTRY, TWIN_CHAOS = "image registry (--marathon-registry)", "the twin's chaos kinds"
+CHAOS_MESH = "Chaos Mesh (the chaos-mesh.org API group)"
 SYMPTOM_PROBES = "synthetic requests for its symptom probe"
-EVERYTHING = frozenset({REGISTRY, TWIN_CHAOS, SYMPTOM_PROBES})
+EVERYTHING = frozenset({REGISTRY, TWIN_CHAOS, CHAOS_MESH, SYMPTOM_PROBES})
 #: probe kinds a Kubernetes API alone answers (backends/kubernetes_probes.py)
 API_PROBE_KINDS = frozenset({"deployment_ready", "no_error_logs"})
 
@@ -41,8 +43,7 @@ def needs(entry: CatalogEntry) -> frozenset[str]:
     """What a backend must offer to deliver `entry`."""
     out = set()
     if entry.mechanism == "direct":
-        if chaos_kinds(entry) - CHAOS_MESH_KINDS:
-            out.add(TWIN_CHAOS)
+        out.add(TWIN_CHAOS if chaos_kinds(entry) - CHAOS_MESH_KINDS else CHAOS_MESH)
     elif entry.patch is not None or entry.image is not None:
         out.add(REGISTRY)
     if entry.probe.get("kind") not in API_PROBE_KINDS:
