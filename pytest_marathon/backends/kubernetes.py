@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pytest_marathon.backends import kubernetes_artifacts, kubernetes_probes
+from pytest_marathon.backends import fault_images, kubernetes_artifacts, kubernetes_probes
 from pytest_marathon.backends.base import (
     ActionResult,
     BackendError,
@@ -388,6 +388,13 @@ class KubernetesBackend:
         r = self._operator("set_feature_flag", name=name, value=value)
         return ActionResult(bool(r["ok"]), r["message"], r["revision"], r["completes_at"])
 
+    def missing(self, entry: Any) -> list[str]:
+        """What a cluster lacks for a scheduled entry beyond `offers`: a code fault's image."""
+        if self._operator_url is not None or entry.patch is None or not self.registry:
+            return []
+        image = fault_images.fault_image(self.registry, entry.target, entry.patch)
+        return [] if fault_images.image_exists(image) else [f"its fault image {image}"]
+
     def build_image(self, service: str, files: Mapping[str, str]) -> BuildResult:
         if self._operator_url is None:
             raise BackendError(f"building an image of {service} needs a build pipeline that pushes to "
@@ -416,8 +423,17 @@ class KubernetesBackend:
                 resources: Mapping[str, str] | None = None, probes: Mapping[str, Any] | None = None,
                 patch: str | None = None, strategy: Mapping[str, Any] | None = None,
                 change_cause: str) -> ActionResult:
-        """A release as a patch of the deployment; a code patch is built into an image in the
-        registry first (`build_image` on the twin's registry, or the user's `--marathon-registry`)."""
+        """A release as a patch of the deployment. A code patch: on the twin's API server it is
+        built into an image in the twin's registry first; on a cluster the release deploys the
+        fault image of that patch from `--marathon-registry` (`fault_images`), if it is there."""
+        if patch is not None and self._operator_url is None:  # a cluster: the fault image by name
+            if not self.registry:
+                raise BackendError("a code change needs a registry of fault images (--marathon-registry)")
+            image = fault_images.fault_image(self.registry, deployment, patch)
+            if not fault_images.image_exists(image):
+                return ActionResult(False, f"no image {image} in the registry "
+                                    "(pytest-marathon fault-images lists what to build)", None, None, {})
+            patch = None
         if patch is not None:
             from pytest_marathon.twin.patching import PatchError, apply_patch
 

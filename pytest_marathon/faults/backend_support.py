@@ -57,12 +57,22 @@ def supported(entry: CatalogEntry, offers: Iterable[str]) -> bool:
 
 def drop_unsupported(schedule: Any, backend: Any) -> Any:
     """The schedule without the faults `backend` cannot deliver (its `offers`; a backend without
-    the attribute, such as the twin, offers everything), reported once as a warning."""
+    the attribute, such as the twin, offers everything; and, where the backend has it,
+    `missing(entry)`: what else it lacks for that entry, such as a fault image), reported once as
+    a warning."""
     offers = getattr(backend, "offers", EVERYTHING)
-    kept = tuple(f for f in schedule.faults if supported(f.entry, offers))
+    missing = getattr(backend, "missing", None)
+    lacks: dict[str, list[str]] = {}
+    for fault in schedule.faults:
+        if fault.entry.id not in lacks:
+            found = sorted(needs(fault.entry) - set(offers))
+            if not found and missing is not None:
+                found = list(missing(fault.entry))
+            lacks[fault.entry.id] = found
+    kept = tuple(f for f in schedule.faults if not lacks[f.entry.id])
     if len(kept) == len(schedule.faults):
         return schedule
-    skipped = sorted({f"{f.entry.id} (needs {', '.join(sorted(needs(f.entry) - set(offers)))})"
+    skipped = sorted({f"{f.entry.id} (needs {', '.join(lacks[f.entry.id])})"
                       for f in schedule.faults if f not in kept})
     warnings.warn(f"{len(schedule.faults) - len(kept)} scheduled fault(s) skipped on this backend: "
                   + "; ".join(skipped), stacklevel=2)

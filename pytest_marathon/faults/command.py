@@ -57,6 +57,18 @@ def register(subparsers: Any) -> None:
     )
     validate.set_defaults(func=_validate)
 
+    images = subparsers.add_parser(
+        "fault-images",
+        help="list the fault images a cluster run needs in its registry (one per code fault)",
+        description="Every code fault of the catalog with the image reference a Kubernetes "
+        "backend on a cluster deploys for it (<registry>/<deployment>:fault-<patch digest>), the "
+        "service's language and, with --json, the patch whose defect the image must carry.",
+    )
+    images.add_argument("--app", required=True, help="application whose catalog to list")
+    images.add_argument("--registry", required=True, help="the registry --marathon-registry will name")
+    images.add_argument("--json", action="store_true", help="machine-readable, patches included")
+    images.set_defaults(func=_fault_images)
+
 
 def _schedule(args: argparse.Namespace) -> int:
     from pytest_marathon.seed_salt import run_salt
@@ -110,6 +122,23 @@ def _scenarios(args: argparse.Namespace) -> int:
     for s in rows:
         length = f"{s.duration_s / 60:g} min"
         print(f"{s.name:<{width}}  {length:>8}  {s.arrivals:>6}  {s.description}")
+    return 0
+
+
+def _fault_images(args: argparse.Namespace) -> int:
+    from pytest_marathon.backends.fault_images import listing
+    from pytest_marathon.twin.appspec import load_app
+
+    spec = load_app(args.app)
+    languages = {name: dep.language for name, dep in spec.deployments.items()}
+    rows = listing(load_catalog(args.app), args.registry, languages)
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    width = max((len(r["entry"]) for r in rows), default=5)
+    for row in rows:
+        print(f"{row['entry']:<{width}}  {row['deployment']:<22} {row['language']:<8} {row['image']}")
+    print(f"{len(rows)} fault images")
     return 0
 
 
