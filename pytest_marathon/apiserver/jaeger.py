@@ -29,12 +29,12 @@ from __future__ import annotations
 import json
 import re
 import threading
-from dataclasses import dataclass
 from datetime import datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from pytest_marathon.apiserver.http_reply import QuietHandler, ServedHttp, serve_in_thread
 from pytest_marathon.apiserver.otlp_traces import to_otlp
 from pytest_marathon.apiserver.prom_format import TWIN_EPOCH_UNIX
 from pytest_marathon.backends.base import Backend
@@ -159,22 +159,11 @@ class JaegerApi:
         raise JaegerError(404, "404 page not found")
 
 
-@dataclass
-class JaegerApiHandle:
-    url: str
-    server: ThreadingHTTPServer
-    thread: threading.Thread
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(timeout=5)
+JaegerApiHandle = ServedHttp
 
 
 def _handler(api: JaegerApi, lock: Any) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True
+    class Handler(QuietHandler):
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
             parts = urlsplit(self.path)
@@ -192,16 +181,6 @@ def _handler(api: JaegerApi, lock: Any) -> type[BaseHTTPRequestHandler]:
                 return
             self._send(200, json.dumps(answer).encode(), "application/json")
 
-        def _send(self, status: int, body: bytes, content_type: str) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet server
-            pass
-
     return Handler
 
 
@@ -209,9 +188,5 @@ def start_jaeger_api(backend: Backend, *, host: str = "127.0.0.1", port: int = 0
                      lock: Any = None) -> JaegerApiHandle:
     """Serve Jaeger's query API v3 over `backend` until `close()`."""
     lock = threading.RLock() if lock is None else lock
-    server = ThreadingHTTPServer((host, port), _handler(JaegerApi(backend), lock))
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, name="jaeger-api", daemon=True)
-    thread.start()
-    bound_host, bound_port = server.server_address[:2]
-    return JaegerApiHandle(f"http://{bound_host}:{bound_port}", server, thread)
+    return serve_in_thread(_handler(JaegerApi(backend), lock), host=host, port=port, lock=lock,
+                           name="jaeger-api")

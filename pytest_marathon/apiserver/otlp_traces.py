@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from pytest_marathon.twin.telemetry import trace_record
+
 SPAN_KINDS = {"SPAN_KIND_INTERNAL": 1, "SPAN_KIND_SERVER": 2, "SPAN_KIND_CLIENT": 3,
               "SPAN_KIND_PRODUCER": 4, "SPAN_KIND_CONSUMER": 5}
 STATUS_CODES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
@@ -133,14 +135,4 @@ def from_otlp(data: Mapping[str, Any], time_base: float) -> list[dict[str, Any]]
 def _record(trace_id: str, spans: list[dict[str, Any]]) -> dict[str, Any]:
     root = next((s for s in spans if not s["parent_span_id"]), min(spans, key=lambda s: s["start"]))
     route, status = root.pop("_route", ""), root.pop("_http_status", 0)
-    return {
-        "trace_id": trace_id,
-        "t": root["start"],
-        "root_service": root["service"],
-        "route": route,
-        "duration_ms": root["duration_ms"],
-        "http_status": status,
-        "error": any(s["status"] == "STATUS_CODE_ERROR" for s in spans),
-        "services": sorted({s["service"] for s in spans}),
-        "spans": sorted(spans, key=lambda s: s["span_id"]),
-    }
+    return trace_record(trace_id, root["start"], route, status, root, spans)

@@ -21,13 +21,13 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from pytest_marathon import __version__
 from pytest_marathon.alerting import AlertEngine
+from pytest_marathon.apiserver.http_reply import QuietHandler, ServedHttp, serve_in_thread
 from pytest_marathon.apiserver.prom_format import ApiError
 from pytest_marathon.apiserver.prom_queries import Params, PromQueries
 from pytest_marathon.apiserver.prom_rules import AlertState
@@ -52,20 +52,7 @@ PLAIN = {
 }
 
 
-@dataclass
-class PrometheusApiHandle:
-    """A running server: its base `url` (no trailing slash), the `lock` every request holds,
-    and `close()`."""
-
-    url: str
-    lock: Any
-    server: ThreadingHTTPServer
-    thread: threading.Thread
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(timeout=5)
+PrometheusApiHandle = ServedHttp
 
 
 class PrometheusApi:
@@ -110,11 +97,7 @@ class PrometheusApi:
 
 
 def _handler(api: PrometheusApi, lock: Any) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        # headers and body go out in two writes: without TCP_NODELAY a keep-alive client's
-        # delayed ACK holds every answer ~40 ms
-        disable_nagle_algorithm = True
+    class Handler(QuietHandler):
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
             self._serve("GET")
@@ -157,16 +140,6 @@ def _handler(api: PrometheusApi, lock: Any) -> type[BaseHTTPRequestHandler]:
             answer = {"status": "error", "errorType": problem.error_type, "error": problem.message}
             self._send(problem.status, json.dumps(answer).encode(), "application/json")
 
-        def _send(self, status: int, body: bytes, content_type: str) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet server
-            pass
-
     return Handler
 
 
@@ -186,9 +159,4 @@ def start_prometheus_api(
     """
     lock = threading.RLock() if lock is None else lock
     api = PrometheusApi(backend, rule_pack_app, alerts)
-    server = ThreadingHTTPServer((host, port), _handler(api, lock))
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, name="prometheus-api", daemon=True)
-    thread.start()
-    bound_host, bound_port = server.server_address[:2]
-    return PrometheusApiHandle(f"http://{bound_host}:{bound_port}", lock, server, thread)
+    return serve_in_thread(_handler(api, lock), host=host, port=port, lock=lock, name="prometheus-api")

@@ -102,17 +102,7 @@ class Telemetry:
         if not spans:
             return
         root = spans[-1] if spans[-1]["parent_span_id"] == "" else next(s for s in spans if s["parent_span_id"] == "")
-        record = {
-            "trace_id": trace_id,
-            "t": t,
-            "root_service": root["service"],
-            "route": route,
-            "duration_ms": root["duration_ms"],
-            "http_status": status,
-            "error": any(s["status"] == "STATUS_CODE_ERROR" for s in spans),
-            "services": sorted({s["service"] for s in spans}),
-            "spans": sorted(spans, key=lambda s: s["span_id"]),
-        }
+        record = trace_record(trace_id, t, route, status, root, spans)
         if len(self.traces) == self.traces.maxlen:
             self._trace_index.pop(self.traces[0]["trace_id"], None)
         self.traces.append(record)
@@ -254,3 +244,21 @@ def _hist(table: dict[tuple[str, ...], Histogram], key: tuple[str, ...], bounds:
     if hist is None:
         hist = table[key] = Histogram(bounds)
     return hist
+
+
+def trace_record(trace_id: str, t: float, route: str, http_status: int, root: dict[str, Any],
+                 spans: list[dict[str, Any]]) -> dict[str, Any]:
+    """One stored trace, as `traces`/`trace` answer it (and apiserver/otlp_traces rebuilds it
+    from a Jaeger answer): the entry request's route and status, whether a span failed, the
+    services it touched and its spans by id."""
+    return {
+        "trace_id": trace_id,
+        "t": t,
+        "root_service": root["service"],
+        "route": route,
+        "duration_ms": root["duration_ms"],
+        "http_status": http_status,
+        "error": any(s["status"] == "STATUS_CODE_ERROR" for s in spans),
+        "services": sorted({s["service"] for s in spans}),
+        "spans": sorted(spans, key=lambda s: s["span_id"]),
+    }
