@@ -49,3 +49,29 @@ def test_the_runbook_keeps_the_repairs_the_noop_run_does_not_make(tmp_path: Path
         later = [p["healthy"] for p in noop if p["t"] >= repaired_at]
         # kept exactly when the noop run still fails at or after the agent's repair time
         assert (fault_id in kept) is (not all(later)), (fault_id, later)
+
+
+def test_score_finds_the_runs_cached_baseline_and_says_when_there_is_none(tmp_path: Path) -> None:
+    """`pytest-marathon score` without --noop checks self-recovery against the no-action bundle
+    `run` cached, as the run itself did; with an empty cache it says the check was not made."""
+    import subprocess
+    import sys
+
+    cache = tmp_path / "noop"
+    cli = [sys.executable, "-m", "pytest_marathon"]
+    ran = subprocess.run([*cli, "run", "--app", "boutique", "--agent", "runbook", "--seed", "1",
+                          "--scenario", "short-5", "--out", str(tmp_path / "runs"), "--baseline-cache",
+                          str(cache), "--json"], capture_output=True, text=True, timeout=600, check=True)
+    summary = json.loads(ran.stdout)
+
+    def score(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*cli, "score", summary["bundle"], *extra], capture_output=True, text=True,
+                              timeout=300, check=True)
+
+    found = score("--baseline-cache", str(cache), "--json")
+    assert f"no-action bundle: {summary['noop_bundle']}" in found.stderr
+    report = json.loads(found.stdout)
+    assert report["self_recovery"]["checked_against"] == "noop"
+    assert report["marathon_score"] == summary["metrics"]["score"]
+    missing = score("--baseline-cache", str(tmp_path / "empty"))
+    assert "self-recovery" not in missing.stderr and "NOT CHECKED (no no-action bundle)" in missing.stdout

@@ -1,13 +1,20 @@
-"""`pytest-marathon score BUNDLE [--noop BUNDLE] [--json] [--allow-incomplete] [--verify-key FILE]
-[--seed-salt SALT]`."""
+"""`pytest-marathon score BUNDLE [--noop BUNDLE] [--baseline-cache DIR] [--json] [--allow-incomplete]
+[--verify-key FILE] [--seed-salt SALT]`.
+
+Without `--noop` the run's no-action bundle is looked up where `run` caches it (the same
+`--baseline-cache`, keyed by what the scorer's baseline rule compares), so the degradation and
+the self-recovery check of Repaired are the ones the run reported; when there is none, the
+scorer says what it could not check."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from pathlib import Path
 
-from ..bundle import BundleError, KeyFileError, load_public_key
+from ..bundle import BundleError, KeyFileError, load_public_key, read_bundle
+from ..run.baseline import DEFAULT_CACHE_DIR, NOOP_AGENT, baseline_path_for
 from .evidence import ScoreRefusal
 from .scorer import score_bundle
 from .table import render_table
@@ -24,6 +31,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("bundle", metavar="BUNDLE", help="run bundle directory")
     parser.add_argument(
         "--noop", metavar="BUNDLE", help="no-action bundle of the same release/app/scenario/seed"
+    )
+    parser.add_argument(
+        "--baseline-cache", metavar="DIR", type=Path, default=DEFAULT_CACHE_DIR,
+        help=f"where `run` cached no-action bundles, looked in when --noop is not given "
+        f"(default {DEFAULT_CACHE_DIR})",
     )
     parser.add_argument(
         "--json", action="store_true", help="print the documented JSON (pytest-marathon docs score-json)"
@@ -54,10 +66,15 @@ def run(args: argparse.Namespace) -> int:
     except KeyFileError as exc:
         print(f"pytest-marathon: error: --verify-key: {exc}", file=sys.stderr)
         return EXIT_REFUSED
+    noop = args.noop
+    if noop is None:
+        noop = _cached_baseline(args.bundle, args.baseline_cache)
+        if noop is not None:
+            print(f"no-action bundle: {noop} (from the baseline cache)", file=sys.stderr)
     try:
         result = score_bundle(
             args.bundle,
-            noop=args.noop,
+            noop=noop,
             allow_incomplete=args.allow_incomplete,
             verify_key=verify_key,
             seed_salt=args.seed_salt,
@@ -70,3 +87,15 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(render_table(result))
     return 0
+
+
+def _cached_baseline(bundle: str, cache_dir: Path) -> Path | None:
+    """The cached no-action bundle of this run's identity, if `run` left a sealed one there."""
+    try:
+        manifest = read_bundle(bundle, allow_incomplete=True).manifest
+    except (BundleError, OSError):
+        return None  # scoring names what is wrong with the bundle itself
+    if manifest.get("agent") == NOOP_AGENT:
+        return None
+    path = baseline_path_for(manifest, cache_dir)
+    return path if (path / "manifest.json").is_file() else None
