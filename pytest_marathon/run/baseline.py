@@ -11,12 +11,9 @@ valid.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import re
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -24,10 +21,9 @@ from typing import Any
 from filelock import FileLock
 
 from pytest_marathon import RELEASE
-from pytest_marathon.config import RunConfig, scenario_slug
+from pytest_marathon.config import RunConfig
+from pytest_marathon.scoring.baseline_cache import DEFAULT_CACHE_DIR, baseline_path_for
 from pytest_marathon.scoring.degradation import NOOP_AGENT, baseline_identity
-
-DEFAULT_CACHE_DIR = Path(".marathon") / "noop"
 
 __all__ = [
     "DEFAULT_CACHE_DIR",
@@ -56,16 +52,6 @@ def baseline_path(config: RunConfig, cache_dir: Path) -> Path:
     """Cache entry of config's baseline."""
     return baseline_path_for(run_identity(config), cache_dir)
 
-
-def baseline_path_for(manifest: Mapping[str, Any], cache_dir: Path) -> Path:
-    """Cache entry of the baseline of a run with this manifest (or identity): a readable name
-    plus a hash of everything the scorer's baseline rule compares."""
-    identity = baseline_identity(manifest)
-    key = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
-    release = re.sub(r"[^A-Za-z0-9_.]+", "-", str(identity["release"]))
-    scenario = scenario_slug(str(identity["scenario"]))
-    name = f"{identity['app']}-{scenario}-seed{identity['seed']}-{identity['backend']}-{key}"
-    return Path(cache_dir) / release / name
 
 
 def cached_noop_bundle(

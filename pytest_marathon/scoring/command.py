@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 from ..bundle import BundleError, KeyFileError, load_public_key, read_bundle
-from ..run.baseline import DEFAULT_CACHE_DIR, NOOP_AGENT, baseline_path_for
+from .baseline_cache import DEFAULT_CACHE_DIR, baseline_path_for
+from .degradation import NOOP_AGENT
 from .evidence import ScoreRefusal
 from .scorer import score_bundle
 from .table import render_table
