@@ -76,15 +76,6 @@ def verified_recovery(
     return None if not times else Recovery(min(times), by_symptom)
 
 
-def repair_time(
-    fault: Fault, interventions: list[Intervention], samples: list[ProbeSample]
-) -> float | None:
-    """Virtual time of the first recovery the probe rule verifies after an agent's change
-    (conditions (a)-(e), without the counterfactual), or None."""
-    recovery = verified_recovery(fault, interventions, samples)
-    return None if recovery is None else recovery.at
-
-
 def final_good_stretch(
     during: list[ProbeSample], good: Callable[[ProbeSample], bool]
 ) -> int | None:
