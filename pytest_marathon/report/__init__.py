@@ -29,7 +29,8 @@ from pytest_marathon.results import (
     leaderboard_cells,
     leaderboard_header,
 )
-from pytest_marathon.run.baseline import NOOP_AGENT, baseline_path_for
+from pytest_marathon.run.baseline import NOOP_AGENT
+from pytest_marathon.scoring.baseline_cache import cached_baseline
 from pytest_marathon.spread import has_spread, spread_rows
 
 __all__ = ["result_from_bundle", "write_report"]
@@ -155,8 +156,6 @@ def result_from_bundle(path: Path, baseline_cache: Path | None = None) -> Marath
         scenario=manifest["scenario"],
         backend=manifest.get("backend") or "twin",
     )
-    noop = None
-    if baseline_cache is not None and baseline_path_for(manifest, baseline_cache).is_dir():
-        noop = baseline_path_for(manifest, baseline_cache)
+    noop = None if baseline_cache is None else cached_baseline(manifest, baseline_cache)
     score = score_bundle(path, noop=noop, allow_incomplete=True)
     return MarathonResult.from_score(config, path, score, noop_bundle=noop, complete=bundle.complete)

@@ -25,3 +25,10 @@ def baseline_path_for(manifest: Mapping[str, Any], cache_dir: Path) -> Path:
     scenario = scenario_slug(str(identity["scenario"]))
     name = f"{identity['app']}-{scenario}-seed{identity['seed']}-{identity['backend']}-{key}"
     return Path(cache_dir) / release / name
+
+
+def cached_baseline(manifest: Mapping[str, Any], cache_dir: Path) -> Path | None:
+    """The cached no-action bundle of this run's identity, if `run` sealed one there (a cache
+    entry is moved into place only once sealed, run/baseline.py)."""
+    path = baseline_path_for(manifest, cache_dir)
+    return path if (path / "manifest.json").is_file() else None

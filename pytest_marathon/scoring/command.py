@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from ..bundle import BundleError, KeyFileError, load_public_key, read_bundle
-from .baseline_cache import DEFAULT_CACHE_DIR, baseline_path_for
+from .baseline_cache import DEFAULT_CACHE_DIR, cached_baseline
 from .degradation import NOOP_AGENT
 from .evidence import ScoreRefusal
 from .scorer import score_bundle
@@ -96,7 +96,4 @@ def _cached_baseline(bundle: str, cache_dir: Path) -> Path | None:
         manifest = read_bundle(bundle, allow_incomplete=True).manifest
     except (BundleError, OSError):
         return None  # scoring names what is wrong with the bundle itself
-    if manifest.get("agent") == NOOP_AGENT:
-        return None
-    path = baseline_path_for(manifest, cache_dir)
-    return path if (path / "manifest.json").is_file() else None
+    return None if manifest.get("agent") == NOOP_AGENT else cached_baseline(manifest, cache_dir)
