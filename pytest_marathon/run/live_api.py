@@ -20,10 +20,12 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_marathon.apiserver.kubeconfig import write_kubeconfig
-from pytest_marathon.apiserver.server import KubeApiServer
+
+if TYPE_CHECKING:
+    from pytest_marathon.apiserver.pair import ServedApis
 
 READ_ONLY = "read-only while a marathon is recorded"
 
@@ -39,9 +41,7 @@ class ServeApi:
 
 @dataclass
 class LiveApis:
-    kube: KubeApiServer
-    prometheus: Any
-    jaeger: Any
+    served: ServedApis
     kubeconfig: Path
 
     @property
@@ -49,15 +49,13 @@ class LiveApis:
         return self.kubeconfig.parent
 
     def lines(self) -> list[str]:
-        return [f"Kubernetes API: {self.kube.url}  (read-only while the marathon is recorded)",
-                f"Prometheus API: {self.prometheus.url}",
-                f"Jaeger API:     {self.jaeger.url}  (query API v3)",
+        return [f"Kubernetes API: {self.served.kube.url}  (read-only while the marathon is recorded)",
+                f"Prometheus API: {self.served.prometheus.url}",
+                f"Jaeger API:     {self.served.jaeger.url}  (query API v3)",
                 f"kubeconfig:     {self.kubeconfig}  (kubectl --kubeconfig {self.kubeconfig} get pods)"]
 
     def close(self) -> None:
-        self.jaeger.close()
-        self.prometheus.close()
-        self.kube.close()
+        self.served.close()
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
@@ -67,10 +65,9 @@ def start_live_apis(backend: Any, app: str, lock: threading.RLock, alerts: Any, 
 
     served = serve_apis(backend, app, lock=lock, kube_port=ask.kube_port, prometheus_port=ask.prometheus_port,
                         alerts=alerts)
-    kube, prometheus = served.kube, served.prometheus
-    kube.api.read_only = READ_ONLY
+    served.kube.api.read_only = READ_ONLY
     folder = Path(tempfile.mkdtemp(prefix="marathon-api-"))
-    apis = LiveApis(kube, prometheus, served.jaeger, write_kubeconfig(folder / "kubeconfig.yaml", kube.url, backend.namespace))
+    apis = LiveApis(served, write_kubeconfig(folder / "kubeconfig.yaml", served.kube.url, backend.namespace))
     for line in apis.lines():
         ask.announce(line)
     return apis
