@@ -20,6 +20,7 @@ import pytest
 from pytest_marathon.agents import resolve_agent
 
 from pytest_marathon.bundle import read_bundle
+from pytest_marathon.bundle.format import DETERMINISTIC_STREAMS
 from pytest_marathon.config import RunConfig
 from pytest_marathon.faults import schedule_for
 from pytest_marathon.runner import MarathonInterrupted, record_marathon, run_marathon
@@ -76,6 +77,22 @@ def _stream(bundle: Path, name: str) -> list[dict]:
     return [json.loads(line) for line in (bundle / f"{name}.jsonl").read_text().splitlines()]
 
 
+def _first_differences(one: Path, other: Path) -> str:
+    """Where two bundles' deterministic content parts: the first differing record of each
+    stream (wall-clock fields dropped, as the content digest drops them)."""
+    lines = []
+    for stream in DETERMINISTIC_STREAMS:
+        mine, theirs = _stream(one, stream), _stream(other, stream)
+        mine = [{k: v for k, v in r.items() if not k.startswith("wall")} for r in mine]
+        theirs = [{k: v for k, v in r.items() if not k.startswith("wall")} for r in theirs]
+        if mine == theirs:
+            continue
+        at = next((i for i, (a, b) in enumerate(zip(mine, theirs)) if a != b), min(len(mine), len(theirs)))
+        lines.append(f"{stream}: {len(mine)} vs {len(theirs)} records, first difference at {at}: "
+                     f"{mine[at] if at < len(mine) else None!r} vs {theirs[at] if at < len(theirs) else None!r}")
+    return "\n".join(lines) or "no stream differs"
+
+
 def _config(out_dir: Path, agent: str = "runbook") -> RunConfig:
     return RunConfig(app="boutique", agent=agent, seed=SEED, scenario=SCENARIO, out_dir=out_dir)
 
@@ -100,7 +117,7 @@ def test_no_schedule_while_live_and_the_sealed_bundle_scores_as_before(tmp_path:
     plain = run_marathon(_config(tmp_path / "plain"), baseline_cache=None)
     assert read_bundle(plain.bundle).manifest["content_digest"] == bundle.manifest[
         "content_digest"
-    ]
+    ], _first_differences(result.bundle, plain.bundle)
     assert plain.metrics == result.metrics
     assert plain.faults == result.faults
 
