@@ -10,6 +10,7 @@ holds; its recorded usage is what the proxy must have metered.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -215,3 +216,35 @@ def test_tool_arguments_that_are_no_object_are_called_empty_and_the_model_is_tol
     calls = stream(result.bundle, "tool_calls")
     assert [c["args"] for c in calls if c["tool"] == "get_topology"][0] == {}
     assert all(r["status"] == "ok" for r in stream(result.bundle, "invocations"))
+
+
+def test_the_cli_model_option_chooses_the_model_for_the_run_and_records_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with user_model(PlanScript()) as double:
+        code = main(["run", "--app", "boutique", "--agent", "rag", "--seed", str(SEED),
+                     "--scenario", TINY, "--out", str(tmp_path / "b"), "--model", "gpt-4.1-mini",
+                     "--baseline-cache", str(tmp_path / "cache"), "--alerts", "0"])
+        assert os.environ["MARATHON_MODEL"] == MODEL, "the run's choice outlived the run"
+    assert code == 0, capsys.readouterr().err
+    assert double.model_exchanges()
+    assert {e.body["model"] for e in double.model_exchanges()} == {"gpt-4.1-mini"}
+    (bundle,) = [p.parent for p in (tmp_path / "b").glob("*/manifest.json")]
+    assert manifest(bundle)["config"]["model"] == "gpt-4.1-mini"
+
+
+def test_the_pytest_model_option_chooses_the_model_of_every_run(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    pytester.path.joinpath("tiny-2.yaml").write_text(Path(TINY).read_text())
+    with user_model(PlanScript()) as double:
+        result = pytester.runpytest_subprocess(
+            "--marathon-app=boutique", "--agent=rag", "--marathon-scenario=tiny-2.yaml",
+            "--marathon-model=gpt-4.1-nano", f"--marathon-bundle-dir={tmp_path}",
+            "-p", "no:cacheprovider",
+        )
+    result.assert_outcomes(passed=1)
+    assert double.model_exchanges()
+    assert {e.body["model"] for e in double.model_exchanges()} == {"gpt-4.1-nano"}
+    (found,) = [json.loads(p.read_text()) for p in tmp_path.glob("*/manifest.json")]
+    assert found["config"]["model"] == "gpt-4.1-nano"
