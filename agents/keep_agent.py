@@ -29,6 +29,7 @@ from pytest_marathon.agents.keep_style import (
     KeepStyleAgent,
     PlannerInput,
 )
+from pytest_marathon.agents.labels import alert_id_of
 from pytest_marathon.agents.llm import ModelClient, ModelSettings
 from pytest_marathon.agents.planning import FixedGrouping, ask_for_plan, journal
 from pytest_marathon.agents.protocol import InvocationUsage
@@ -54,8 +55,12 @@ class ModelPlanner:
         self.settings = settings
 
     def __call__(self, data: PlannerInput) -> tuple[Sequence[IncidentPlan], InvocationUsage | None]:
+        with ModelClient(data.ctx, self.settings or ModelSettings.from_env()) as client:
+            return self._plan(data, client)
+
+    @staticmethod
+    def _plan(data: PlannerInput, client: ModelClient) -> tuple[Sequence[IncidentPlan], InvocationUsage | None]:
         ctx = data.ctx
-        client = ModelClient(ctx, self.settings or ModelSettings.from_env())
         if not ctx.alerts:
             return [], client.usage(["no alerts yet: no model call"])
         fixed = FixedGrouping([_shown(i, True) for i in data.incidents], list(data.unassigned))
@@ -63,8 +68,10 @@ class ModelPlanner:
         outcome = ask_for_plan(ctx, client, earlier, fixed)
         if outcome.plan is None:
             journal(ctx, JOURNAL, {"no_op": outcome.note})
-            return [], client.usage([outcome.note], failed=outcome.model_failed and not outcome.budget_spent)
+            return [], client.usage([outcome.note], failed=outcome.model_failed and not outcome.expected)
         owner = {a: i.incident_id for i in data.incidents for a in i.alert_ids}
+        known = {i.incident_id for i in (*data.incidents, *data.planner_incidents)}
+        loose = {alert_id_of(a) for a in data.unassigned}
         notes = list(outcome.plan.problems)
         plans = []
         for planned in outcome.plan.incidents:
@@ -74,6 +81,9 @@ class ModelPlanner:
                         f"move of alert {alert_id} (Keep placed it in {owner[alert_id]}) to "
                         f"{planned.incident_id} discarded"
                     )
+            if planned.incident_id not in known and not loose & set(planned.alert_ids):
+                notes.append(f"new incident {planned.incident_id} holds no unassigned alert; dropped")
+                continue
             repair = None
             if planned.repair is not None:
                 repair = {"tool": planned.repair.tool, "args": planned.repair.args}

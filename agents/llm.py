@@ -39,12 +39,18 @@ class ModelUnavailable(Exception):
     """No answer from the model: no proxy, budget spent (proxy refused), HTTP/transport error, or
     no time left. The agent degrades; the invocation is still recorded.
 
-    `budget_spent` tells the run's budget running out (an expected end the paper's agents degrade
-    through) from a broken endpoint (which the invocation record should show as an error)."""
+    `budget_spent` (the proxy refused at the run's budget) and `out_of_time` (the invocation's
+    deadline is too near for a call) are expected ends the paper's agents degrade through;
+    anything else is a broken endpoint, which the invocation record shows as an error."""
 
-    def __init__(self, message: str, *, budget_spent: bool = False) -> None:
+    def __init__(self, message: str, *, budget_spent: bool = False, out_of_time: bool = False) -> None:
         super().__init__(message)
         self.budget_spent = budget_spent
+        self.out_of_time = out_of_time
+
+    @property
+    def expected(self) -> bool:
+        return self.budget_spent or self.out_of_time
 
 
 @dataclass(frozen=True)
@@ -121,10 +127,21 @@ class ModelClient:
     def available(self) -> bool:
         return self._client is not None
 
+    def close(self) -> None:
+        """Release the HTTP connections (one client per invocation)."""
+        if self._client is not None:
+            self._client.close()
+
+    def __enter__(self) -> ModelClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def _timeout(self) -> float:
         remaining = self._deadline - time.monotonic() - DEADLINE_MARGIN_S
         if remaining < MIN_CALL_S:
-            raise ModelUnavailable("no time left in this invocation for a model call")
+            raise ModelUnavailable("no time left in this invocation for a model call", out_of_time=True)
         return remaining
 
     def complete(

@@ -5,8 +5,8 @@ each a root cause, an optional repair from the act and guarded tools, and a stat
 publishes and executes the plan as written." Executing a model's text as written is only safe if
 the text cannot ask for more than the paper allows, so:
 
-* a plan that is not a JSON object with an `incidents` list is malformed: nothing runs, and the
-  invocation records why (`PlanRejected`);
+* a plan that is not a JSON object with an `incidents` list (a Markdown code fence around it is
+  tolerated) is malformed: nothing runs, and the invocation records why (`PlanRejected`);
 * inside a well-formed plan, each problem is dropped alone and recorded (`Plan.problems`): an
   incident without a valid id, an alert id the history does not hold, an alert placed twice, an
   unknown status or category, and above all a repair naming a tool that is not an act tool (a
@@ -109,10 +109,18 @@ def _repair(raw: Any, incident_id: str, where: str, problems: list[str]) -> Repa
     return Repair(tool, {**{str(k): v for k, v in args.items()}, "incident_id": incident_id})
 
 
+def _json_text(text: str) -> str:
+    """The answer without a Markdown code fence around it (some endpoints ignore JSON mode)."""
+    stripped = text.strip()
+    if stripped.startswith("```") and stripped.endswith("```") and "\n" in stripped:
+        return stripped[stripped.index("\n") + 1 : -3]
+    return stripped
+
+
 def parse_plan(text: str, known_alerts: Collection[str]) -> Plan:
     """Read the model's answer; raises PlanRejected when it is no plan at all."""
     try:
-        value = json.loads(text)
+        value = json.loads(_json_text(text))
     except json.JSONDecodeError as exc:
         raise PlanRejected(f"the plan is not JSON ({exc.msg})") from exc
     if not isinstance(value, Mapping) or not isinstance(value.get("incidents"), list):
@@ -133,7 +141,11 @@ def parse_plan(text: str, known_alerts: Collection[str]) -> Plan:
         seen_ids.add(incident_id)
         where = f"incident {incident_id}"
         alert_ids = []
-        for alert_id in raw.get("alert_ids") or []:
+        listed = raw.get("alert_ids") or []
+        if not isinstance(listed, list):
+            problems.append(f"{where}: alert_ids is not a list; ignored")
+            listed = []
+        for alert_id in listed:
             if not isinstance(alert_id, str) or alert_id not in known_alerts:
                 problems.append(f"{where}: unknown alert {str(alert_id)[:60]!r}; dropped")
             elif alert_id in placed:

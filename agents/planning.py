@@ -87,7 +87,7 @@ class PlanOutcome:
     plan: Plan | None
     note: str = ""
     model_failed: bool = False
-    budget_spent: bool = False
+    expected: bool = False  # the model's absence is an expected degradation (budget, deadline)
 
 
 def ask_for_plan(
@@ -103,7 +103,7 @@ def ask_for_plan(
     try:
         reply = client.complete(messages, json_object=True)
     except ModelUnavailable as exc:
-        return PlanOutcome(None, f"model unavailable: {exc}", True, exc.budget_spent)
+        return PlanOutcome(None, f"model unavailable: {exc}", True, exc.expected)
     known = {alert_id_of(a) for a in ctx.alerts}
     try:
         plan = parse_plan(reply.text, known)

@@ -95,14 +95,18 @@ class RagAgent:
         self.settings = settings
 
     def invoke(self, ctx: InvocationContext) -> InvocationUsage:
-        client = ModelClient(ctx, self.settings or ModelSettings.from_env())
+        with ModelClient(ctx, self.settings or ModelSettings.from_env()) as client:
+            return self._invoke(ctx, client)
+
+    @staticmethod
+    def _invoke(ctx: InvocationContext, client: ModelClient) -> InvocationUsage:
         if not ctx.alerts:
             return client.usage(["no alerts yet: no model call"])
         state = load_state(ctx.workspace, STATE_FILE, {"incidents": []})
         outcome = ask_for_plan(ctx, client, state["incidents"])
         if outcome.plan is None:
             journal(ctx, JOURNAL, {"no_op": outcome.note})
-            return client.usage([outcome.note], failed=outcome.model_failed and not outcome.budget_spent)
+            return client.usage([outcome.note], failed=outcome.model_failed and not outcome.expected)
         failed, repairs = publish_and_execute(ctx, outcome.plan)
         remember(state, ctx, outcome.plan, failed, repairs)
         save_state(ctx.workspace, STATE_FILE, state)

@@ -113,7 +113,10 @@ class ReactAgent:
         self.settings = settings
 
     def invoke(self, ctx: InvocationContext) -> InvocationUsage:
-        client = ModelClient(ctx, self.settings or ModelSettings.from_env())
+        with ModelClient(ctx, self.settings or ModelSettings.from_env()) as client:
+            return self._invoke(ctx, client)
+
+    def _invoke(self, ctx: InvocationContext, client: ModelClient) -> InvocationUsage:
         state = load_state(ctx.workspace, STATE_FILE, {"incidents": [], "next": 1})
         notes: list[str] = []
         grown = file_new_alerts(state, ctx)
@@ -152,7 +155,7 @@ class ReactAgent:
                 reply = client.complete(messages, tools)
             except ModelUnavailable as exc:
                 notes.append(f"model unavailable: {exc}")
-                return not exc.budget_spent
+                return not exc.expected
             messages.append(reply.message)
             if not reply.tool_requests:
                 return False
