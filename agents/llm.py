@@ -113,11 +113,12 @@ class ModelClient:
         self._deadline = ctx.deadline
         self._base_url = (ctx.model_base_urls or {}).get("openai", "")
         self._client: Any = None
+        self._missing = "" if self._base_url else "the run has no metering proxy"
         if self._base_url:
             try:
                 import openai
-            except ImportError:  # the `llm` extra is not installed
-                self._base_url = ""
+            except ImportError:
+                self._missing = "the openai package is missing (pip install 'pytest-marathon[llm]')"
             else:
                 self._client = openai.OpenAI(
                     base_url=self._base_url, api_key=PLACEHOLDER_KEY, max_retries=0
@@ -154,9 +155,7 @@ class ModelClient:
     ) -> Reply:
         """One Chat Completions call; raises ModelUnavailable when no answer arrives."""
         if self._client is None:
-            raise ModelUnavailable(
-                "no model endpoint: the run has no metering proxy or the openai package is missing"
-            )
+            raise ModelUnavailable(f"no model endpoint: {self._missing}")
         import openai
 
         request: dict[str, Any] = {"model": self.settings.model, "messages": messages}
@@ -166,9 +165,10 @@ class ModelClient:
             request["response_format"] = {"type": "json_object"}
         if max_output_tokens is not None:
             request["max_completion_tokens"] = max_output_tokens
+        timeout = self._timeout()
         self.calls += 1
         try:
-            completion = self._client.chat.completions.create(**request, timeout=self._timeout())
+            completion = self._client.chat.completions.create(**request, timeout=timeout)
         except openai.APIStatusError as exc:
             spent = exc.status_code == 429 and getattr(exc, "code", None) == "insufficient_quota"
             raise ModelUnavailable(
