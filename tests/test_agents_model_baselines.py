@@ -248,3 +248,15 @@ def test_the_pytest_model_option_chooses_the_model_of_every_run(
     assert {e.body["model"] for e in double.model_exchanges()} == {"gpt-4.1-nano"}
     (found,) = [json.loads(p.read_text()) for p in tmp_path.glob("*/manifest.json")]
     assert found["config"]["model"] == "gpt-4.1-nano"
+
+
+def test_no_model_call_starts_too_near_the_invocation_deadline(tmp_path: Path) -> None:
+    """With a 2.5 s budget no call fits (2 s are kept to publish): the model is never asked, and
+    running out of time is a degradation, not an error."""
+    with user_model(PlanScript()) as double:
+        result = run("rag", tmp_path, scenario=TINY, budget_s=2.5)
+    invocations = stream(result.bundle, "invocations")
+    assert double.model_exchanges() == []
+    assert all(r["status"] == "ok" for r in invocations)
+    asked = [r for r in invocations if "no time left" in r["detail"]]
+    assert asked and all(r["model_calls"] == 0 for r in asked)
