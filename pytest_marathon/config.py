@@ -80,7 +80,9 @@ class RunConfig:
         if self.max_cost_usd is not None and not 0 <= self.max_cost_usd < float("inf"):
             raise ConfigError(f"max cost must be a finite number >= 0, got {self.max_cost_usd}")
         if self.model is not None and (not self.model.strip() or self.model != self.model.strip()):
-            raise ConfigError(f"model must be a non-empty name without surrounding spaces, got {self.model!r}")
+            raise ConfigError(
+                f"model must be a non-empty name without surrounding spaces, got {self.model!r}"
+            )
         if self.seed_salt is not None:
             from pytest_marathon.seed_salt import SeedSaltError, check_salt
 
