@@ -48,6 +48,11 @@ BUILT_INS: dict[str, _BuiltIn] = {
         "keep_style:KeepStyleAgent",
         "Keep-style CEL correlation rules (no model by default) with the Runbook's remedies",
     ),
+    "orbit": _BuiltIn(
+        "orbit:OrbitAgent",
+        "Orbit (model): persistent incidents and action ledger, bounded JSON decision loop, budget "
+        "ladder; needs an OpenAI-compatible model (MARATHON_MODEL, OPENAI_API_KEY/OPENAI_BASE_URL)",
+    ),
     "codex": _BuiltIn(
         "external:CodexAgent", "OpenAI Codex CLI, headless over MCP (needs `codex` and credentials)"
     ),
