@@ -79,6 +79,8 @@ def _detail(rung: str, result: LoopResult, recovered: int, published: int) -> st
              f"{published} incidents published"]
     if recovered:
         parts.append(f"{recovered} actions recovered from the ledger")
+    if result.budget_refused:
+        parts.append("budget spent (a model call was refused): triage only from now on")
     if result.no_op:
         parts.append(f"no-op: {result.no_op}")
     elif result.finish is not None:

@@ -106,5 +106,10 @@ def rung_for(reading: BudgetReading | None, refused_before: bool) -> Rung:
 
 
 def is_budget_refusal(message: str) -> bool:
-    """Whether a ModelUnavailable message is the proxy refusing for budget."""
-    return "insufficient_quota" in message or "HTTP 402" in message or "billing_error" in message
+    """Whether a ModelUnavailable message is a refusal for budget: HTTP 429 or 402 whose message
+    speaks of quota, billing or budget (the proxy's says the run's model budget is spent); a
+    provider's plain rate limit (429 `rate_limit_exceeded`) is not one."""
+    if "HTTP 429" not in message and "HTTP 402" not in message:
+        return False
+    lowered = message.lower()
+    return any(word in lowered for word in ("insufficient_quota", "billing", "budget"))
