@@ -50,6 +50,9 @@ class PlannerInput:
     incidents: tuple[KeepIncident, ...]
     unassigned: tuple[Mapping[str, Any], ...]
     alerts_by_id: Mapping[str, Mapping[str, Any]]
+    #: Incidents a planner opened earlier for unassigned alerts (rule "planner"), so a model
+    #: planner can show them as its earlier incidents.
+    planner_incidents: tuple[KeepIncident, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -179,7 +182,20 @@ class KeepStyleAgent:
                 )
             )
         unassigned = tuple(alerts_by_id[a] for a in store["unassigned"] if a in alerts_by_id)
-        return PlannerInput(ctx, tuple(incidents), unassigned, alerts_by_id)
+        placed = tuple(
+            KeepIncident(
+                incident_id,
+                "planner",
+                "",
+                None,
+                tuple(alert_ids),
+                (),
+                store["actions"].get(incident_id),
+                store["root_causes"].get(incident_id),
+            )
+            for incident_id, alert_ids in store["planner_incidents"].items()
+        )
+        return PlannerInput(ctx, tuple(incidents), unassigned, alerts_by_id, placed)
 
     @staticmethod
     def _apply_placements(store: dict[str, Any], plans: Sequence[IncidentPlan]) -> set[str]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from pytest_marathon.agents.protocol import InvocationContext
+from pytest_marathon.agents.protocol import InvocationContext, InvocationUsage
 
 from pytest_marathon.metering.credentials import PLACEHOLDER_KEY
 
@@ -37,7 +37,14 @@ MIN_CALL_S = 1.0
 
 class ModelUnavailable(Exception):
     """No answer from the model: no proxy, budget spent (proxy refused), HTTP/transport error, or
-    no time left. The agent degrades; the invocation is still recorded."""
+    no time left. The agent degrades; the invocation is still recorded.
+
+    `budget_spent` tells the run's budget running out (an expected end the paper's agents degrade
+    through) from a broken endpoint (which the invocation record should show as an error)."""
+
+    def __init__(self, message: str, *, budget_spent: bool = False) -> None:
+        super().__init__(message)
+        self.budget_spent = budget_spent
 
 
 @dataclass(frozen=True)
@@ -94,6 +101,8 @@ class ModelClient:
     def __init__(self, ctx: InvocationContext, settings: ModelSettings) -> None:
         self.settings = settings
         self.tokens_used = 0
+        self.input_tokens = 0
+        self.output_tokens = 0
         self.calls = 0
         self._deadline = ctx.deadline
         self._base_url = (ctx.model_base_urls or {}).get("openai", "")
@@ -144,12 +153,26 @@ class ModelClient:
         try:
             completion = self._client.chat.completions.create(**request, timeout=self._timeout())
         except openai.APIStatusError as exc:
-            raise ModelUnavailable(f"model call refused: HTTP {exc.status_code}: {exc.message}") from exc
+            spent = exc.status_code == 429 and getattr(exc, "code", None) == "insufficient_quota"
+            raise ModelUnavailable(
+                f"model call refused: HTTP {exc.status_code}: {exc.message}", budget_spent=spent
+            ) from exc
         except openai.APIError as exc:
             raise ModelUnavailable(f"model call failed: {type(exc).__name__}: {exc}") from exc
         except (OSError, ValueError) as exc:
             raise ModelUnavailable(f"model call failed: {type(exc).__name__}: {exc}") from exc
         return self._reply(completion)
+
+    def usage(self, notes: Iterable[str] = (), *, failed: bool = False) -> InvocationUsage:
+        """The invocation's own account (the proxy's measurement replaces the counts); `failed`
+        marks a model that could not be reached for a reason other than the run's budget."""
+        return InvocationUsage(
+            model_calls=self.calls,
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+            status="error" if failed else "ok",
+            detail="; ".join(notes)[:500],
+        )
 
     def _reply(self, completion: Any) -> Reply:
         choices = getattr(completion, "choices", None) or []
@@ -181,6 +204,8 @@ class ModelClient:
         input_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
         output_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
         self.tokens_used += input_tokens + output_tokens
+        self.input_tokens += input_tokens
+        self.output_tokens += output_tokens
         return Reply(
             text=text,
             tool_requests=requests,

@@ -27,7 +27,8 @@ invocation, which `OrbitAgent.invoke` follows in this order (each rule names its
 
 The model is any OpenAI-compatible endpoint behind the run's metering proxy (`agents.llm`; model
 from MARATHON_MODEL). Tokens and dollars in the bundle are what the proxy measured; Orbit returns
-no usage of its own, only a one-line detail of how the invocation went.
+no usage of its own, only a one-line detail of how the invocation went, and status `error` when
+the model could not be reached for another reason than the run's budget.
 """
 
 from __future__ import annotations
@@ -143,7 +144,10 @@ class OrbitAgent:
         if closing:
             publish(ctx.tools, closing)
         state.save()
-        return InvocationUsage(detail=_detail(rung.name, result, len(recovered), len(mapping)))
+        # as the other model baselines do: a spent budget is an expected end, a broken endpoint is
+        # shown as an error (after the triage and publication above, which did not need it)
+        return InvocationUsage(status="error" if result.model_failed else "ok",
+                               detail=_detail(rung.name, result, len(recovered), len(mapping)))
 
 
 def _close_dead_tasks(state: OrbitState) -> None:

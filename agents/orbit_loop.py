@@ -70,6 +70,7 @@ class LoopResult:
     no_op: str = ""  # why the loop ended as a no-op (two malformed decisions)
     stopped: str = ""  # what bound or failure ended it otherwise
     budget_refused: bool = False
+    model_failed: bool = False  # unreachable for another reason than the budget
     mutations: int = 0
     changed: set[str] = field(default_factory=set)
 
@@ -178,8 +179,7 @@ class DecisionLoop:
             try:
                 decision = self._decide(step)
             except ModelUnavailable as exc:
-                self.result.budget_refused = is_budget_refusal(str(exc))
-                self.result.stopped = f"model unavailable: {exc}"[:300]
+                self._unavailable(exc, "")
                 break
             self.result.steps = step
             if decision is None:
@@ -189,13 +189,17 @@ class DecisionLoop:
                 break
             try:
                 self._execute(decision)
-            except ModelUnavailable as exc:  # inside the subagent
-                self.result.budget_refused = is_budget_refusal(str(exc))
-                self.result.stopped = f"model unavailable in the subagent: {exc}"[:300]
+            except ModelUnavailable as exc:
+                self._unavailable(exc, " in the subagent")
                 break
         else:
             self.result.stopped = "step limit"
         return self.result
+
+    def _unavailable(self, exc: ModelUnavailable, where: str) -> None:
+        self.result.budget_refused = bool(getattr(exc, "budget_spent", False)) or is_budget_refusal(str(exc))
+        self.result.model_failed = not self.result.budget_refused
+        self.result.stopped = f"model unavailable{where}: {exc}"[:300]
 
     def _decide(self, step: int) -> ToolCallDecision | FinishDecision | None:
         messages = self._messages(step)

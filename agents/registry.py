@@ -48,10 +48,26 @@ BUILT_INS: dict[str, _BuiltIn] = {
         "keep_style:KeepStyleAgent",
         "Keep-style CEL correlation rules (no model by default) with the Runbook's remedies",
     ),
+    "react": _BuiltIn(
+        "react:ReactAgent",
+        "ReAct (paper baseline): fresh tool-calling conversation per invocation; needs an "
+        "OpenAI-compatible model (MARATHON_MODEL; OPENAI_API_KEY/OPENAI_BASE_URL held by the proxy)",
+    ),
+    "rag": _BuiltIn(
+        "rag:RagAgent",
+        "RAG (paper baseline): one model call per invocation over retrieved telemetry; needs an "
+        "OpenAI-compatible model (MARATHON_MODEL; OPENAI_API_KEY/OPENAI_BASE_URL held by the proxy)",
+    ),
+    "keep-agent": _BuiltIn(
+        "keep_agent:KeepAgent",
+        "Keep-agent (paper baseline): Keep's rules group, one model call plans; needs an "
+        "OpenAI-compatible model (MARATHON_MODEL; OPENAI_API_KEY/OPENAI_BASE_URL held by the proxy)",
+    ),
     "orbit": _BuiltIn(
         "orbit:OrbitAgent",
-        "Orbit (model): persistent incidents and action ledger, bounded JSON decision loop, budget "
-        "ladder; needs an OpenAI-compatible model (MARATHON_MODEL, OPENAI_API_KEY/OPENAI_BASE_URL)",
+        "Orbit (paper baseline): persistent incidents and action ledger, bounded JSON decision loop, "
+        "budget ladder; needs an OpenAI-compatible model (MARATHON_MODEL; "
+        "OPENAI_API_KEY/OPENAI_BASE_URL held by the proxy)",
     ),
     "codex": _BuiltIn(
         "external:CodexAgent", "OpenAI Codex CLI, headless over MCP (needs `codex` and credentials)"
