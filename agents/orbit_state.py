@@ -117,5 +117,5 @@ def load(workspace: Path, n: int) -> OrbitState:
     incidents = load_state(directory, "incidents.json", {"incidents": []})["incidents"]
     agenda = load_state(directory, "agenda.json", {"agenda": []})["agenda"]
     if int(checkpoint.get("n", 0)) > n:
-        raise StaleInvocation(f"invocation {n} started after invocation {checkpoint['n']} wrote state")
+        raise StaleInvocation(f"invocation {n} is stale: invocation {checkpoint['n']} already wrote the state")
     return OrbitState(n, checkpoint, list(incidents), list(agenda), directory, list(_ledger(directory)))

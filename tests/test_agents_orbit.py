@@ -268,3 +268,34 @@ def test_orbit_is_listed_with_what_it_needs(capsys: pytest.CaptureFixture[str]) 
     line = next(x for x in capsys.readouterr().out.splitlines() if x.strip().startswith("orbit"))
     assert "MARATHON_MODEL" in line and "OPENAI_API_KEY" in line
     assert resolve_agent("orbit").uses_models is True
+
+
+def test_a_recipe_is_promoted_only_once_its_incident_validated_green(world: World, tmp_path: Path) -> None:  # noqa: F811
+    with ModelDouble(script=OrbitScript()) as double:
+        _invoke(world, tmp_path, double)
+        assert [i["tool"] for i in world.stream("interventions")] == ["rollback_service"]
+        assert not (tmp_path / "orbit" / "recipes.json").exists()  # repaired, not yet green
+        for _ in range(6):
+            _invoke(world, tmp_path, double)
+    incidents = json.loads((tmp_path / "orbit" / "incidents.json").read_text())["incidents"]
+    (frontend,) = [i for i in incidents if i["workload"] == "frontend"]
+    assert frontend["closed"] and frontend["green"] and frontend["status"] == "resolved"
+    assert world.final_incidents()[frontend["incident_id"]]["status"] == "resolved"
+    (recipe,) = json.loads((tmp_path / "orbit" / "recipes.json").read_text())["recipes"]
+    assert recipe["tool"] == "rollback_service" and recipe["arguments"] == {"service": "frontend"}
+    assert recipe["from_incident"] == frontend["incident_id"]
+    lessons = json.loads((tmp_path / "orbit" / "lessons.json").read_text())["lessons"]
+    assert lessons == ["(invocation 1) a rollback is the first repair to try on frontend"]
+
+
+def test_an_invocation_that_outlived_its_budget_never_overwrites_a_later_ones_state(
+    world: World, tmp_path: Path  # noqa: F811
+) -> None:
+    with ModelDouble(script=OrbitScript()) as double:
+        _invoke(world, tmp_path, double)
+        _invoke(world, tmp_path, double)
+        checkpoint = (tmp_path / "orbit" / "checkpoint.json").read_text()
+        world.n = 0  # the first invocation again, as a late thread of it would be
+        usage = _invoke(world, tmp_path, double)
+    assert "stale" in usage.detail
+    assert (tmp_path / "orbit" / "checkpoint.json").read_text() == checkpoint

@@ -4,7 +4,8 @@ Orbit sends each step as one Chat Completions request: the charter as the system
 JSON state document as the user message (`budget.step`, `state.open_incidents`, `state.agenda`,
 `last_observations`, `tool_catalog`); a correction call adds the bad answer and a second user
 message. `OrbitScript` answers, per invocation, for the first open incident with firing alerts
-whose signal is a workload and that has no successful action yet (the *target*):
+whose signal is a workload and that has no successful action of an earlier invocation (the
+*target*):
 
 1. a read: `get_rollout_history` of the target's workload;
 2. a report: `report_incidents` with a root cause naming the workload (which diagnoses it);
@@ -35,12 +36,13 @@ INVALID = '{"decision": "maybe", "why": "not sure"}'
 
 
 def _target(doc: dict[str, Any]) -> tuple[dict[str, Any], str] | None:
-    """The first open incident on a workload with firing alerts, no successful action and an open
-    agenda task, with that task's id."""
+    """The first open incident on a workload with firing alerts, no successful action at an
+    earlier invocation and an open agenda task, with that task's id."""
+    n = doc["wake_up"]["invocation"]
     for incident in sorted(doc["state"]["open_incidents"], key=lambda i: i["incident_id"]):
         if not incident["signal"].startswith("workload:") or not incident["alerts_firing"]:
             continue
-        if any(a.get("ok") for a in incident.get("actions", [])):
+        if any(a.get("ok") and a.get("n") != n for a in incident.get("actions", [])):
             continue
         tasks = [t["task"] for t in doc["state"]["agenda"] if t["incident"] == incident["incident_id"]]
         if tasks:
