@@ -53,6 +53,9 @@ class RunConfig:
     #: (None: no budget); `price_table` is the user's price file (None: the built-in table).
     max_cost_usd: float | None = DEFAULT_MAX_COST_USD
     price_table: Path | None = None
+    #: The model the run's model-based agents ask (MARATHON_MODEL during the run; None: the
+    #: environment's or the agent's default); recorded, no part of the baseline identity.
+    model: str | None = None
     seed_salt: str | None = field(default=None, repr=False)
     #: Where a non-twin backend finds its system (`kubeconfig`, `context`, `prometheus_url`,
     #: `jaeger_url`, `registry` for `kubernetes`), as sorted (name, value) pairs; not recorded: an address
@@ -76,6 +79,8 @@ class RunConfig:
             raise ConfigError(f"users must be positive, got {self.users}")
         if self.max_cost_usd is not None and not 0 <= self.max_cost_usd < float("inf"):
             raise ConfigError(f"max cost must be a finite number >= 0, got {self.max_cost_usd}")
+        if self.model is not None and (not self.model.strip() or self.model != self.model.strip()):
+            raise ConfigError(f"model must be a non-empty name without surrounding spaces, got {self.model!r}")
         if self.seed_salt is not None:
             from pytest_marathon.seed_salt import SeedSaltError, check_salt
 

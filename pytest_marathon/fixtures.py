@@ -92,6 +92,7 @@ class MarathonHarness:
                 "budget_s": self.settings.budget_s,
                 "max_cost_usd": self.settings.max_cost_usd,
                 "price_table": self.settings.price_table,
+                "model": self.settings.model,
                 "seed_salt": self.settings.seed_salt,
                 **overrides,
             },

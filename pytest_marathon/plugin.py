@@ -97,6 +97,7 @@ class MarathonItem(pytest.Item):
             budget_s=settings.budget_s,
             max_cost_usd=settings.max_cost_usd,
             price_table=settings.price_table,
+            model=settings.model,
             seed_salt=settings.seed_salt,
             **self.run,
         )

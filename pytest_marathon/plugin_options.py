@@ -148,6 +148,12 @@ _OPTIONS: tuple[tuple[str, str, str, str], ...] = (
         "YAML price table (USD per million tokens per model) replacing the built-in one",
     ),
     (
+        "--marathon-model",
+        "marathon_model",
+        "string",
+        "model the model-based agents ask (MARATHON_MODEL for each run; recorded in the manifest)",
+    ),
+    (
         "--marathon-compare-fail",
         "marathon_compare_fail",
         "linelist",
@@ -243,6 +249,8 @@ class MarathonSettings:
     #: The metering proxy's budget per run in USD (None: none) and the user's price table file.
     max_cost_usd: float | None = DEFAULT_MAX_COST_USD
     price_table: Path | None = None
+    #: The model the model-based agents ask (`--marathon-model`; None: MARATHON_MODEL or default).
+    model: str | None = None
     #: Where the kubernetes backend finds its cluster (RunConfig.backend_options).
     backend_options: tuple[tuple[str, str], ...] = ()
     #: Refuse agents below the sandbox (`--marathon-require-isolation`).
@@ -389,7 +397,8 @@ def _metering(config: pytest.Config, here: Path) -> dict[str, Any]:
             load_price_table(table)
         except PriceTableError as exc:
             raise pytest.UsageError(f"--marathon-price-table: {exc}") from None
-    return {"max_cost_usd": max_cost, "price_table": table}
+    model = (_value(config, "marathon_model") or "").strip() or None
+    return {"max_cost_usd": max_cost, "price_table": table, "model": model}
 
 
 def _check_agent(spec: str, require_isolation: bool = False) -> None:

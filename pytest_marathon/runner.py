@@ -47,6 +47,7 @@ from pytest_marathon.run.baseline import DEFAULT_CACHE_DIR, NOOP_AGENT, cached_n
 from pytest_marathon.run.completions import CompletionTracker
 from pytest_marathon.run.invoke import RevocableTools, call_with_budget
 from pytest_marathon.run.live_api import ServeApi, start_live_apis
+from pytest_marathon.run.model_choice import model_environment
 from pytest_marathon.run.previous import keep_previous
 from pytest_marathon.run.progress import ProgressSink, ProgressState, SilentProgress
 from pytest_marathon.run.stopping import StopSignals, Terminated, stop_exception
@@ -192,7 +193,7 @@ def record_marathon(
         config, agent, progress or SilentProgress(), sign_key=sign_key, hidden=hidden, stops=stops,
         serve_api=serve_api,
     )
-    with stops:
+    with stops, model_environment(config.model):
         try:
             marathon.run()
         except (KeyboardInterrupt, Terminated) as exc:

@@ -101,6 +101,12 @@ def register(subparsers: Any) -> None:
         help="YAML price table (USD per million tokens per model) replacing the built-in one",
     )
     run.add_argument(
+        "--model",
+        metavar="NAME",
+        help="model the model-based agents ask (MARATHON_MODEL for the run; recorded in the "
+        "manifest)",
+    )
+    run.add_argument(
         "--require-isolation",
         action="store_true",
         help="refuse to start unless the agent runs in the bubblewrap sandbox (built-in "
@@ -254,6 +260,7 @@ def _run_seed(
             budget_s=args.budget,
             max_cost_usd=max_cost,
             price_table=args.price_table,
+            model=args.model,
             seed_salt=_seed_salt(args.seed_salt),
         )
         if config.bundle_dir.exists():  # the runner keeps it as `<run id>.prev`

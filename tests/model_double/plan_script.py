@@ -13,8 +13,8 @@ alert or incident is one JSON line. Its plan:
   no repair in its earlier record (`repairs` of the earlier incidents, or the fixed incident's);
 * status `open` while an alert fires, else `resolved`.
 
-`hostile` adds repairs that are no act tool (a read, the report tool, a made-up tool) to the
-first incidents, which the agent must refuse; `garbage` answers text that is no plan.
+`hostile` gives the first incidents repairs that are no act tool (a read, the report tool, a
+made-up tool), which the agent must refuse, and the others none; `garbage` answers text that is no plan.
 """
 
 from __future__ import annotations
@@ -91,7 +91,9 @@ class PlanScript:
                 }
             if workload is not None and firing and not repaired:
                 incident["repair"] = {"tool": self.repair_tool, "args": {"service": workload}}
-        if self.hostile:
+        if self.hostile:  # only repairs that are no act tool
+            for incident in incidents:
+                incident.pop("repair", None)
             for incident, repair in zip(incidents, HOSTILE_REPAIRS):
                 incident["repair"] = repair
         plan = {"incidents": incidents}

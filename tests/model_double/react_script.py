@@ -12,13 +12,15 @@ Per conversation (ReAct starts a fresh one at every invocation):
    the first message's incidents show that workload's incident already resolved;
 5. a short text without tool calls, which ends the loop.
 
-With `endless` on it never stops calling `get_alerts`, to show the step limit; a refused tool call
-ends the conversation with a text quoting it, as in `SreScript`.
+With `endless` on it never stops calling `get_alerts`, to show the step limit. With `malformed` on
+the first call's arguments are a JSON list instead of an object; the tool answers that come back
+for it are kept in `answers_to_malformed`. A refused tool call ends the conversation with a text
+quoting it, as in `SreScript`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .conversation import Conversation
 from .script import Text, ToolCall, Turn, group_alerts, refusal, tool_answer
@@ -29,11 +31,20 @@ STEPS = ("get_topology", "get_alerts", "report_incidents", "rollback_service")
 @dataclass
 class ReactScript:
     endless: bool = False
+    malformed: bool = False
     limit: int = 20
+    answers_to_malformed: list[str] = field(default_factory=list)
 
     def __call__(self, conv: Conversation) -> Turn:
         if self.endless:
             return ToolCall("get_alerts", {"state": "firing", "limit": 1})
+        if self.malformed:
+            first = conv.calls[0] if conv.calls else None
+            if first is None:
+                return ToolCall("get_topology", ["not", "an", "object"])  # type: ignore[arg-type]
+            if len(conv.calls) == 1 and first.result is not None:
+                self.answers_to_malformed.append(first.result)
+            conv.calls = conv.calls[1:]
         done = [call.name for call in conv.calls]
         for call in conv.calls:
             if call.result is not None and (why := refusal(call)):
