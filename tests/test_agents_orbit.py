@@ -22,9 +22,13 @@ from model_double.script import Turn
 from pytest_marathon.agents import InvocationContext, resolve_agent
 from test_agents_live import DELTA, World, world  # noqa: F401 - the live-twin fixture
 
+from pytest_marathon.alerting import AlertEngine, load_rule_pack
+from pytest_marathon.backends import create_backend
 from pytest_marathon.cli import main
 from pytest_marathon.config import RunConfig
-from pytest_marathon.interface import InProcessClient
+from pytest_marathon.interface import InProcessClient, ToolSession
+from pytest_marathon.metering import MeteringProxy, load_price_table
+from pytest_marathon.metering.credentials import Upstream
 from pytest_marathon.runner import run_marathon
 
 TINY = str(Path(__file__).parent / "scenarios" / "tiny-2.yaml")  # six invocations, two faults
@@ -181,7 +185,10 @@ class DiesAfter:
         return self.client.list_tools()
 
 
-def _invoke(live: World, workspace: Path, double: ModelDouble, dies_after: str | None = None) -> Any:
+def _invoke(
+    live: World, workspace: Path, double: ModelDouble, dies_after: str | None = None,
+    base_urls: dict[str, str] | None = None,
+) -> Any:
     live.n += 1
     t = live.n * DELTA
     live.advance(t)
@@ -191,7 +198,7 @@ def _invoke(live: World, workspace: Path, double: ModelDouble, dies_after: str |
         n=live.n, t=t, alerts=live.engine.history(),
         tools=DiesAfter(client, dies_after) if dies_after else client,
         workspace=workspace, budget_s=110.0, deadline=time.monotonic() + 110.0,
-        model_base_urls={"openai": double.openai_base_url},
+        model_base_urls=base_urls or {"openai": double.openai_base_url},
     )
     try:
         return resolve_agent("orbit").invoke(ctx)
@@ -299,3 +306,52 @@ def test_an_invocation_that_outlived_its_budget_never_overwrites_a_later_ones_st
         usage = _invoke(world, tmp_path, double)
     assert "stale" in usage.detail
     assert (tmp_path / "orbit" / "checkpoint.json").read_text() == checkpoint
+
+
+def _fresh_world() -> World:
+    """The `world` fixture's twin, built anew (same seed, same broken frontend)."""
+    backend = create_backend("boutique", 1)
+    engine = AlertEngine(load_rule_pack("boutique"), backend.store, backend.namespace)
+    records: list = []
+    session = ToolSession(backend, alerts=engine.history, sink=lambda s, r: records.append((s, dict(r))))
+    live = World(backend, engine, session, records)
+    live.advance(0.0)
+    live.break_frontend()
+    return live
+
+
+def _metered(workspace: Path, max_cost: float | None, invocations: int) -> tuple[list[str], float, list[dict]]:
+    """Orbit on a fresh twin through a real metering proxy with this budget: the invocations'
+    details, the dollars spent and the state documents the model received."""
+    live = _fresh_world()
+    with ModelDouble(script=OrbitScript()) as double:
+        upstreams = {"openai": Upstream(double.openai_base_url, {}),
+                     "anthropic": Upstream(double.anthropic_base_url, {})}
+        with MeteringProxy(load_price_table(), max_cost, upstreams) as proxy:
+            details = []
+            for n in range(1, invocations + 1):
+                proxy.begin_invocation(n)
+                details.append(_invoke(live, workspace, double, base_urls=proxy.base_urls).detail)
+                proxy.end_invocation()
+            docs = [d for d in (_doc(e.body) for e in double.model_exchanges()) if d is not None]
+            return details, proxy.spent_usd, docs
+
+
+@pytest.mark.parametrize(("share_left", "rung"), [(0.3, "lean"), (0.1, "read-only")])
+def test_the_budget_ladder_steps_down_as_the_runs_budget_runs_low(tmp_path: Path, share_left: float, rung: str) -> None:
+    """The first invocation spends the same on an identical twin; a budget that leaves
+    `share_left` after it puts the second on the lower rung the proxy's /budget implies."""
+    _, first, _ = _metered(tmp_path / "reference", None, 1)
+    assert first > 0
+    details, _, docs = _metered(tmp_path / "budgeted", first / (1 - share_left), 2)
+    assert details[0].startswith("orbit: rung full;") and details[1].startswith(f"orbit: rung {rung};")
+    later = [d for d in docs if d["wake_up"]["invocation"] == 2]
+    assert later, "the second invocation asked the model"
+    # what the proxy said was left when the second invocation began (the budgeted run's prompts
+    # carry the budget's numbers, so they are a few tokens longer than the reference's)
+    assert later[0]["budget"]["left_usd"] == pytest.approx(first * share_left / (1 - share_left), rel=0.02)
+    for doc in later:
+        offered = {entry["name"] for entry in doc["tool_catalog"]}
+        assert doc["budget"]["rung"] == rung and "source_fix" not in offered
+        if rung == "read-only":
+            assert not offered & {"rollback_service", "restart_service", "scale_service", "update_config"}
