@@ -7,7 +7,8 @@ no-op. Ten steps, a token ceiling, and a mutation cap bound the loop".
 
 * Each step is one self-contained request (system: the charter of `prompts/orbit/charter.md`;
   user: a JSON document with the state, the last `OBSERVATIONS` observations, the tool catalog and
-  the budget), so a step costs the same whatever came before, and nothing in it depends on the
+  the budget: steps, tokens and mutations left, and the run's dollars as the proxy reports them at
+  that step), so a step costs the same whatever came before, and nothing in it depends on the
   wall clock: the same answers give the same requests and the same tool calls.
 * The steps, mutations and subagent permission come from the budget ladder's rung
   (`orbit_budget`); the token ceiling is `TOKEN_CEILING` per invocation (the paper's value for
@@ -32,7 +33,7 @@ from typing import Any
 from pytest_marathon.agents.labels import alert_id_of
 from pytest_marathon.agents.llm import ModelClient, ModelUnavailable, load_prompt
 from pytest_marathon.agents.orbit_actions import is_act, run_action
-from pytest_marathon.agents.orbit_budget import BudgetReading, Rung, is_budget_refusal
+from pytest_marathon.agents.orbit_budget import BudgetReading, Rung, is_budget_refusal, read_budget
 from pytest_marathon.agents.orbit_decisions import (
     FinishDecision,
     MalformedDecision,
@@ -157,9 +158,15 @@ class DecisionLoop:
                 "tokens_left": max(0, TOKEN_CEILING - self.client.tokens_used),
                 "mutations_left": max(0, self.rung.mutations - self.result.mutations),
                 "source_fix_available": self.rung.subagent and not self.subagent_used,
-                **(self.reading.as_prompt() if self.reading is not None else {"run_budget_usd": "unknown"}),
+                **self._dollars(step),
             },
         }
+
+    def _dollars(self, step: int) -> dict[str, Any]:
+        """The run's dollars as the proxy reports them now (spent by earlier steps included)."""
+        if step > 1 and self.reading is not None:
+            self.reading = read_budget(self.ctx.model_base_urls) or self.reading
+        return self.reading.as_prompt() if self.reading is not None else {"run_budget_usd": "unknown"}
 
     def _messages(self, step: int) -> list[dict[str, Any]]:
         return [
