@@ -355,3 +355,12 @@ def test_the_budget_ladder_steps_down_as_the_runs_budget_runs_low(tmp_path: Path
         assert doc["budget"]["rung"] == rung and "source_fix" not in offered
         if rung == "read-only":
             assert not offered & {"rollback_service", "restart_service", "scale_service", "update_config"}
+
+
+def test_an_unreachable_model_is_an_error_after_the_triage_went_out(world: World, tmp_path: Path) -> None:  # noqa: F811
+    with ModelDouble(script=OrbitScript()) as double:
+        closed = double.openai_base_url
+    usage = _invoke(world, tmp_path, double, base_urls={"openai": closed})
+    assert usage.status == "error" and "model unavailable" in usage.detail
+    reports = world.stream("reports")
+    assert reports and {a for r in reports for a in r["alert_ids"]} == {a["alert_id"] for a in world.engine.history()}
