@@ -308,7 +308,7 @@ def test_an_invocation_that_outlived_its_budget_never_overwrites_a_later_ones_st
     assert (tmp_path / "orbit" / "checkpoint.json").read_text() == checkpoint
 
 
-def _fresh_world() -> World:
+def _fresh_world(break_frontend: bool = True) -> World:
     """The `world` fixture's twin, built anew (same seed, same broken frontend)."""
     backend = create_backend("boutique", 1)
     engine = AlertEngine(load_rule_pack("boutique"), backend.store, backend.namespace)
@@ -316,7 +316,8 @@ def _fresh_world() -> World:
     session = ToolSession(backend, alerts=engine.history, sink=lambda s, r: records.append((s, dict(r))))
     live = World(backend, engine, session, records)
     live.advance(0.0)
-    live.break_frontend()
+    if break_frontend:
+        live.break_frontend()
     return live
 
 
@@ -364,3 +365,25 @@ def test_an_unreachable_model_is_an_error_after_the_triage_went_out(world: World
     assert usage.status == "error" and "model unavailable" in usage.detail
     reports = world.stream("reports")
     assert reports and {a for r in reports for a in r["alert_ids"]} == {a["alert_id"] for a in world.engine.history()}
+
+
+def test_the_subagent_reverts_a_bad_code_release_of_the_service_it_is_bound_to(tmp_path: Path) -> None:
+    """A code release of cartservice makes the frontend's calls to it fail: the loop blames
+    cartservice, and the subagent undoes the release's diff, builds and submits it."""
+    live = _fresh_world(break_frontend=False)
+    patch = (Path(__file__).parent.parent / "fault_catalog" / "boutique" / "patches" / "code-cart-unit-cap.diff")
+    live.backend.release("cartservice", patch=patch.read_text(), change_cause="cap cart units")
+    script = OrbitScript(source_fix=True, culprit="cartservice", undo_revisions=(1, 2))
+    with ModelDouble(script=script) as double:
+        for _ in range(3):  # the frontend's alert on its calls to cartservice takes a while to fire
+            _invoke(live, tmp_path, double)
+    calls = [(c["tool"], c["args"].get("service"), c["verdict"]) for s, c in live.records if s == "tool_calls"]
+    source = [c for c in calls if c[0] in {"get_source", "propose_patch", "build_service_image", "submit_patch"}]
+    assert source == [("get_source", "cartservice", "ok"), ("propose_patch", "cartservice", "ok"),
+                      ("build_service_image", "cartservice", "ok"), ("submit_patch", "cartservice", "ok")]
+    live.session.begin_invocation(live.n + 1, live.n * DELTA)
+    deployed = InProcessClient(live.session).call("get_source", service="cartservice", path="service.py")
+    live.session.end_invocation()
+    assert "CART_FIELD" in json.dumps(deployed) and "MAX_CART_UNITS" not in json.dumps(deployed)
+    ledger = _lines(tmp_path / "orbit" / "ledger.jsonl")
+    assert [e["tool"] for e in ledger if e["event"] == "intent"] == ["propose_patch", "build_service_image", "submit_patch"]
