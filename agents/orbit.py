@@ -104,7 +104,7 @@ class OrbitAgent:
     needs_ground_truth = False
 
     def __init__(self, settings: ModelSettings | None = None, table: RemedyTable | None = None) -> None:
-        self.settings = settings or ModelSettings.from_env()
+        self.settings = settings  # None: MARATHON_MODEL as it is at each invocation (--marathon-model)
         self.table = table or load_table()
 
     def invoke(self, ctx: InvocationContext) -> InvocationUsage | None:
@@ -130,7 +130,8 @@ class OrbitAgent:
         result = LoopResult()
         if rung.uses_model and state.open_incidents():
             memory = {"lessons": lessons(state.directory), "recipes": recipes(state.directory)}
-            loop = DecisionLoop(ctx, state, ModelClient(ctx, self.settings), rung, reading, memory)
+            client = ModelClient(ctx, self.settings or ModelSettings.from_env())
+            loop = DecisionLoop(ctx, state, client, rung, reading, memory)
             result = loop.run()
         if result.budget_refused:
             state.checkpoint["budget_refused"] = True
