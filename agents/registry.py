@@ -63,6 +63,12 @@ BUILT_INS: dict[str, _BuiltIn] = {
         "Keep-agent (paper baseline): Keep's rules group, one model call plans; needs an "
         "OpenAI-compatible model (MARATHON_MODEL; OPENAI_API_KEY/OPENAI_BASE_URL held by the proxy)",
     ),
+    "orbit": _BuiltIn(
+        "orbit:OrbitAgent",
+        "Orbit (paper baseline): persistent incidents and action ledger, bounded JSON decision loop, "
+        "budget ladder; needs an OpenAI-compatible model (MARATHON_MODEL; "
+        "OPENAI_API_KEY/OPENAI_BASE_URL held by the proxy)",
+    ),
     "codex": _BuiltIn(
         "external:CodexAgent", "OpenAI Codex CLI, headless over MCP (needs `codex` and credentials)"
     ),

@@ -13,7 +13,11 @@ Routes (under `http://127.0.0.1:PORT/<run token>`):
   and SSE streams);
 * `/anthropic/v1/messages`: metered (JSON and SSE streams);
 * any other `/openai/v1/...` and `/anthropic/...` (models list, `count_tokens`, ...): forwarded
-  with the credentials substituted, not counted, never refused.
+  with the credentials substituted, not counted, never refused;
+* `GET /budget`: answered by the proxy itself, never forwarded: the run's `max_cost_usd` (null:
+  no budget), `spent_usd` and `remaining_usd`, so an agent can degrade before it is refused
+  (Orbit's budget ladder). The numbers come from metered answers only, so they are the same in
+  every run given the same model answers.
 
 Streams are forwarded event by event as they arrive. A Chat Completions stream is asked for its
 usage chunk (`stream_options.include_usage`) when the client did not ask; that extra chunk is
@@ -147,6 +151,11 @@ def _build_app(token: str, ledger: Ledger, upstreams: Mapping[str, Upstream]) ->
         flavor: Flavor | None = "anthropic" if rest.strip("/") == "v1/messages" else None
         return await _forward(request, "anthropic", f"/{rest}", flavor)
 
+    async def budget(request: Request) -> Response:
+        limit, spent = ledger.max_cost_usd, ledger.spent_usd
+        remaining = None if limit is None else max(0.0, limit - spent)
+        return JSONResponse({"max_cost_usd": limit, "spent_usd": spent, "remaining_usd": remaining})
+
     async def unknown(request: Request) -> Response:
         return JSONResponse(
             {"error": {"message": "pytest-marathon metering: unknown route", "type": "not_found"}},
@@ -234,6 +243,7 @@ def _build_app(token: str, ledger: Ledger, upstreams: Mapping[str, Upstream]) ->
     routes = [
         Route(f"/{token}/openai/v1/{{rest:path}}", openai, methods=_METHODS),
         Route(f"/{token}/anthropic/{{rest:path}}", anthropic, methods=_METHODS),
+        Route(f"/{token}/budget", budget, methods=["GET"]),
         Route("/{anything:path}", unknown, methods=_METHODS),
     ]
     return Starlette(routes=routes, lifespan=lifespan)
