@@ -299,3 +299,50 @@ def test_record_and_replay_together_or_a_missing_recording_is_refused_before_run
     both.stderr.fnmatch_lines(
         ["*--marathon-record-model and --marathon-replay-model cannot be used together*"]
     )
+
+
+def test_identical_requests_get_their_answers_in_order_and_a_missing_one_is_named(
+    user_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The k-th identical request gets the k-th recorded answer; one more than recorded, or a
+    recorded request never sent by the end of its invocation, is a mismatch."""
+    told = iter(range(1, 100))
+    prices = load_price_table()
+    request = {"model": "gpt-5-mini", "input": "Same question?"}
+
+    def ask(proxy: MeteringProxy) -> httpx.Response:
+        return httpx.post(proxy.base_urls["openai"] + "/responses", json=request)
+
+    with ModelDouble(script=lambda conv: Text(f"answer {next(told)}")) as double:
+        upstreams = upstreams_from_env({"OPENAI_BASE_URL": double.openai_base_url})
+        modes = model_exchanges("same", tmp_path, None)
+        with MeteringProxy(prices, None, upstreams, exchanges=modes) as proxy:
+            proxy.begin_invocation(1)
+            live = [ask(proxy).json()["output"][0]["content"][0]["text"] for _ in range(2)]
+            proxy.end_invocation()
+            proxy.begin_invocation(2)
+            ask(proxy)
+            proxy.end_invocation()
+    assert live == ["answer 1", "answer 2"]
+
+    with MeteringProxy(prices, None, exchanges=model_exchanges("same", None, tmp_path)) as proxy:
+        proxy.begin_invocation(1)
+        replayed = [ask(proxy).json()["output"][0]["content"][0]["text"] for _ in range(2)]
+        assert replayed == live
+        assert proxy.end_invocation().replay_mismatch is None
+        proxy.begin_invocation(2)
+        assert proxy.end_invocation().replay_mismatch == (
+            "model replay: invocation 2, request 1 (POST openai/v1/responses) is in the "
+            "recording but the run did not send it"
+        )
+
+    with MeteringProxy(prices, None, exchanges=model_exchanges("same", None, tmp_path)) as proxy:
+        proxy.begin_invocation(1)
+        sent = [ask(proxy) for _ in range(4)]
+        assert [a.status_code for a in sent] == [200, 200, 200, 400]
+        assert "invocation 1, request 4" in sent[3].json()["error"]["message"]
+        metering = proxy.end_invocation()
+    assert metering.replay_mismatch == (
+        "model replay: invocation 1, request 4 (POST openai/v1/responses) is not in the "
+        "recording same.jsonl"
+    )
