@@ -346,3 +346,29 @@ def test_identical_requests_get_their_answers_in_order_and_a_missing_one_is_name
         "model replay: invocation 1, request 4 (POST openai/v1/responses) is not in the "
         "recording same.jsonl"
     )
+
+
+def test_an_anthropic_stream_replays_byte_for_byte_with_its_tokens(
+    user_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    request = {"model": "claude-sonnet-4-5", "max_tokens": 64, "stream": True,
+               "messages": [{"role": "user", "content": "Why frontend?"}]}
+
+    def stream_through(proxy: MeteringProxy) -> tuple[bytes, Any]:
+        proxy.begin_invocation(1)
+        answer = httpx.post(proxy.base_urls["anthropic"] + "/v1/messages?beta=true",
+                            json=request, headers={"x-api-key": "any"})
+        return answer.content, proxy.end_invocation()
+
+    prices = load_price_table()
+    with ModelDouble(script=lambda conv: Text("Its pods keep restarting.")) as double:
+        upstreams = upstreams_from_env({"ANTHROPIC_BASE_URL": double.anthropic_base_url})
+        modes = model_exchanges("claude", tmp_path, None)
+        with MeteringProxy(prices, None, upstreams, exchanges=modes) as proxy:
+            live, live_usage = stream_through(proxy)
+    with MeteringProxy(prices, None, exchanges=model_exchanges("claude", None, tmp_path)) as proxy:
+        replayed, replayed_usage = stream_through(proxy)
+    assert replayed == live and b"event: message_stop" in live
+    assert replayed_usage == live_usage and live_usage.cost_usd > 0
+    (exchange,) = read_recording(tmp_path / "claude.jsonl").exchanges
+    assert exchange.route == "anthropic/v1/messages?beta=true" and exchange.metered
