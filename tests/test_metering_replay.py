@@ -372,3 +372,39 @@ def test_an_anthropic_stream_replays_byte_for_byte_with_its_tokens(
     assert replayed_usage == live_usage and live_usage.cost_usd > 0
     (exchange,) = read_recording(tmp_path / "claude.jsonl").exchanges
     assert exchange.route == "anthropic/v1/messages?beta=true" and exchange.metered
+
+
+def test_unmetered_routes_are_recorded_and_replayed_too(
+    user_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    with ModelDouble() as double:
+        upstreams = upstreams_from_env({"OPENAI_BASE_URL": double.openai_base_url})
+        modes = model_exchanges("listing", tmp_path, None)
+        with MeteringProxy(load_price_table(), None, upstreams, exchanges=modes) as proxy:
+            live = httpx.get(proxy.base_urls["openai"] + "/models")
+    with MeteringProxy(load_price_table(), None,
+                       exchanges=model_exchanges("listing", None, tmp_path)) as proxy:
+        replayed = httpx.get(proxy.base_urls["openai"] + "/models")
+        assert proxy.end_invocation().requests == 0  # neither live nor replayed is counted
+    assert (replayed.status_code, replayed.json()) == (200, live.json())
+    (exchange,) = read_recording(tmp_path / "listing.jsonl").exchanges
+    assert (exchange.method, exchange.route, exchange.metered) == ("GET", "openai/v1/models", False)
+
+
+def test_the_marathon_fixture_replays_as_the_session_says(
+    recorded: Recorded, offline: None, pytester: pytest.Pytester,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    prepare_session(pytester, tmp_path_factory)
+    pytester.makepyfile(test_replayed=f'''
+        import json
+
+        def test_replayed(marathon):
+            result = marathon.run(agent="{SPEC}", scenario="short-5")
+            assert result.replay_mismatch is None
+            manifest = json.loads((result.bundle / "manifest.json").read_text())
+            assert manifest["content_digest"] == "{_manifest(recorded.bundle)["content_digest"]}"
+    ''')
+    result = pytester.runpytest_subprocess(f"--marathon-replay-model={recorded.folder}",
+                                           "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
