@@ -229,10 +229,10 @@ def _build_app(
             except httpx.HTTPError as exc:
                 if ticket is not None:
                     ledger.settle(ticket, None, None)
-                refusal = _error(provider, 502, "api_error", f"upstream {upstream.base_url}: {exc}")
-                if tap is not None:
-                    tap.finish(refusal.status_code, refusal.headers, refusal.body)
-                return refusal
+                unreachable = _error(provider, 502, "api_error", f"{source}: {exc}")
+                if tap is not None:  # replayed as the client got it
+                    tap.finish(unreachable.status_code, unreachable.headers, unreachable.body)
+                return unreachable
             except BaseException:  # cancelled (the server stops): the call is over, uncounted tokens
                 if ticket is not None:
                     ledger.settle(ticket, None, None)
@@ -253,7 +253,10 @@ def _build_app(
             content = await answer.aread()
         except httpx.HTTPError as exc:
             ledger.settle(ticket, None, None)
-            return _error(provider, 502, "api_error", f"{source}: {exc}")
+            broken = _error(provider, 502, "api_error", f"{source}: {exc}")
+            if tap is not None:  # replayed as the client got it
+                tap.finish(broken.status_code, broken.headers, broken.body)
+            return broken
         except BaseException:
             ledger.settle(ticket, None, None)
             raise
@@ -306,6 +309,8 @@ _OPENAI_METERED: dict[str, Flavor] = {
     "responses/compact": "responses",
     "chat/completions": "chat",
 }
+
+
 class _Tap:
     """A request being recorded: where it was, what it asked; `finish` records the answer."""
 
