@@ -299,6 +299,14 @@ def test_record_and_replay_together_or_a_missing_recording_is_refused_before_run
     both.stderr.fnmatch_lines(
         ["*--marathon-record-model and --marathon-replay-model cannot be used together*"]
     )
+    missing = pytester.runpytest_subprocess(
+        "--marathon-app=boutique", f"--agent={SPEC}", "--marathon-scenario=short-5",
+        f"--marathon-replay-model={empty}", f"--marathon-bundle-dir={tmp_path / 'bundles'}",
+        "-p", "no:cacheprovider",
+    )
+    missing.assert_outcomes(failed=1)
+    missing.stdout.fnmatch_lines(["--marathon-replay-model: no model recording *empty*.jsonl"])
+    assert not (tmp_path / "bundles").exists() or not any((tmp_path / "bundles").iterdir())
 
 
 def test_identical_requests_get_their_answers_in_order_and_a_missing_one_is_named(
