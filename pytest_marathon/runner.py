@@ -187,8 +187,8 @@ def record_marathon(
     agent = agent if agent is not None else resolve_agent(config.agent)
     if isolation_required:
         require_isolation(agent, "isolation required")
-    _check_bundle_folder(Path(config.out_dir))
     exchanges = prepare_exchanges(agent, config)  # a missing recording: nothing written yet
+    _check_bundle_folder(Path(config.out_dir))
     if exchanges is not None:  # the agent reads neither its recorded answers nor other runs'
         hidden = (*hidden, *(Path(p) for p in (config.record_model, config.replay_model) if p))
     stops = StopSignals()
