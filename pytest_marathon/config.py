@@ -61,6 +61,10 @@ class RunConfig:
     #: `jaeger_url`, `registry` for `kubernetes`), as sorted (name, value) pairs; not recorded: an address
     #: says where the run happened, not what it was.
     backend_options: tuple[tuple[str, str], ...] = ()
+    #: Folders a run records its model exchanges in, or replays them from
+    #: (pytest_marathon/metering/exchanges.py); not recorded: a replay is the same run.
+    record_model: Path | None = None
+    replay_model: Path | None = None
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -83,6 +87,8 @@ class RunConfig:
             raise ConfigError(
                 f"model must be a non-empty name without surrounding spaces, got {self.model!r}"
             )
+        if self.record_model is not None and self.replay_model is not None:
+            raise ConfigError("a run either records its model exchanges or replays them, not both")
         if self.seed_salt is not None:
             from pytest_marathon.seed_salt import SeedSaltError, check_salt
 
@@ -131,6 +137,8 @@ class RunConfig:
         data["price_table_digest"] = load_price_table(data.pop("price_table")).digest
         data.pop("seed_salt")
         data.pop("backend_options")
+        data.pop("record_model")
+        data.pop("replay_model")
         run_salt = self.run_salt
         data["seed_salt_commitment"] = None if run_salt is None else commitment(run_salt)
         data["users"] = effective_users(self.app, self.backend, self.users)

@@ -71,7 +71,8 @@ class MarathonHarness:
         """Run `agent` (an object with `invoke(ctx)`, or a spec such as `"runbook"`).
 
         `overrides` are further `RunConfig` fields (`delta_s`, `budget_s`, `mutation_cap`, …);
-        the session's seed salt applies unless `seed_salt` is given.
+        the session's seed salt applies unless `seed_salt` is given, and so do its model
+        record/replay folders unless `record_model` / `replay_model` are.
         """
         from pytest_marathon.runner import run_marathon
 
@@ -94,6 +95,8 @@ class MarathonHarness:
                 "price_table": self.settings.price_table,
                 "model": self.settings.model,
                 "seed_salt": self.settings.seed_salt,
+                "record_model": self.settings.record_model,
+                "replay_model": self.settings.replay_model,
                 **overrides,
             },
         )

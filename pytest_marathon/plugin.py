@@ -99,18 +99,25 @@ class MarathonItem(pytest.Item):
             price_table=settings.price_table,
             model=settings.model,
             seed_salt=settings.seed_salt,
+            record_model=settings.record_model,
+            replay_model=settings.replay_model,
             **self.run,
         )
         if run_config.bundle_dir.exists():  # the runner keeps it as `<run id>.prev`
             self.stash[PREVIOUS_BUNDLE] = str(run_config.bundle_dir)
-        result = run_marathon(
-            run_config,
-            progress=_progress_for(self.config),
-            baseline_cache=settings.cache_dir,
-            sign_key=settings.sign_key,
-            isolation_required=settings.require_isolation,
-            serve_api=_serve_api_for(self.config) if settings.serve_api else None,
-        )
+        from pytest_marathon.metering.recording import RecordingError
+
+        try:
+            result = run_marathon(
+                run_config,
+                progress=_progress_for(self.config),
+                baseline_cache=settings.cache_dir,
+                sign_key=settings.sign_key,
+                isolation_required=settings.require_isolation,
+                serve_api=_serve_api_for(self.config) if settings.serve_api else None,
+            )
+        except RecordingError as exc:  # raised before the run started: nothing was written
+            raise MarathonGateFailure(f"--marathon-replay-model: {exc}") from None
         self.stash[ITEM_RESULT] = result
         from pytest_marathon.ci.junit import legacy_family, metric_pairs
 
@@ -122,6 +129,8 @@ class MarathonItem(pytest.Item):
         )
         if invocations is not None:
             problems.insert(0, invocations)
+        if result.replay_mismatch is not None:
+            problems.insert(0, result.replay_mismatch)
         compared = self.config.stash.get(COMPARED, None)
         if compared is not None:
             from pytest_marathon.comparison import MarathonCompareWarning, no_counterpart_message

@@ -154,6 +154,19 @@ _OPTIONS: tuple[tuple[str, str, str, str], ...] = (
         "model the model-based agents ask (MARATHON_MODEL for each run; recorded in the manifest)",
     ),
     (
+        "--marathon-record-model",
+        "marathon_record_model",
+        "string",
+        "record every model exchange of each run in DIR/<run id>.jsonl (docs/model-recordings.md)",
+    ),
+    (
+        "--marathon-replay-model",
+        "marathon_replay_model",
+        "string",
+        "answer each run's model calls from DIR/<run id>.jsonl, with no upstream and no network; "
+        "a request the recording does not hold fails the run",
+    ),
+    (
         "--marathon-compare-fail",
         "marathon_compare_fail",
         "linelist",
@@ -257,6 +270,9 @@ class MarathonSettings:
     require_isolation: bool = False
     #: Serve the live APIs read-only while each run is recorded (`--marathon-serve-api`).
     serve_api: bool = False
+    #: Folders model exchanges are recorded in / replayed from (at most one is set).
+    record_model: Path | None = None
+    replay_model: Path | None = None
     #: The session's secret seed salt (None: public schedules); never in the repr.
     seed_salt: str | None = field(default=None, repr=False)
 
@@ -377,6 +393,7 @@ def read_settings(config: pytest.Config) -> MarathonSettings:
         compare_fail=tuple(rules),
         sign_key=sign_key,
         **_metering(config, here),
+        **_model_recording(config, here),
         require_isolation=require_isolation,
         serve_api=bool(config.getoption("marathon_serve_api", False)),
         seed_salt=_seed_salt(config),
@@ -399,6 +416,22 @@ def _metering(config: pytest.Config, here: Path) -> dict[str, Any]:
             raise pytest.UsageError(f"--marathon-price-table: {exc}") from None
     model = (_value(config, "marathon_model") or "").strip() or None
     return {"max_cost_usd": max_cost, "price_table": table, "model": model}
+
+
+def _model_recording(config: pytest.Config, here: Path) -> dict[str, Path | None]:
+    """Record or replay folders, checked now: both at once, or a replay folder that does not
+    exist, stop pytest before any run."""
+    from pytest_marathon.metering.exchanges import check_folders
+    from pytest_marathon.metering.recording import RecordingError
+
+    record = _path(here, _value(config, "marathon_record_model"))
+    replay = _path(here, _value(config, "marathon_replay_model"))
+    try:
+        check_folders(record, replay, record_option="--marathon-record-model",
+                      replay_option="--marathon-replay-model")
+    except RecordingError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return {"record_model": record, "replay_model": replay}
 
 
 def _check_agent(spec: str, require_isolation: bool = False) -> None:

@@ -86,6 +86,9 @@ class MarathonResult:
     #: False for an agent whose code ran inside the runner and is not a built-in baseline: it
     #: could have read or rewritten its own evidence (`agent_flags` of the manifest).
     verified: bool = True
+    #: The run's first request its model recording could not answer, in one line (None: the
+    #: run was not replayed, or replayed faithfully); read from the bundle's `invocations`.
+    replay_mismatch: str | None = None
 
     @property
     def score(self) -> float:
@@ -131,6 +134,7 @@ class MarathonResult:
                 None if self.first_failed_invocation is None else dict(self.first_failed_invocation)
             ),
             "verified": self.verified,
+            "replay_mismatch": self.replay_mismatch,
         }
 
     @classmethod
@@ -160,6 +164,7 @@ class MarathonResult:
             invocations=invocations_from_score(score),
             first_failed_invocation=first_failed_invocation(bundle),
             verified=verified_from_score(score),
+            replay_mismatch=replay_mismatch(bundle),
         )
 
     @classmethod
@@ -178,6 +183,7 @@ class MarathonResult:
             invocations={str(k): int(v) for k, v in (data.get("invocations") or {}).items()},
             first_failed_invocation=data.get("first_failed_invocation"),
             verified=bool(data.get("verified", True)),
+            replay_mismatch=data.get("replay_mismatch"),
         )
 
 
@@ -212,6 +218,18 @@ def invocations_from_score(score: Mapping[str, Any]) -> dict[str, int]:
     `diagnostics.invocation_outcomes`); empty when the score predates that field."""
     counts = (score.get("diagnostics") or {}).get("invocation_outcomes") or {}
     return {str(status): int(n) for status, n in sorted(counts.items())}
+
+
+def replay_mismatch(bundle: Path) -> str | None:
+    """The replay mismatch an `invocations` record of the bundle carries (the proxy records the
+    run's first one only), or None."""
+    from pytest_marathon.bundle import BundleError, read_bundle
+
+    try:
+        records = read_bundle(bundle, allow_incomplete=True).stream("invocations")
+    except (BundleError, OSError, ValueError):
+        return None
+    return next((str(r["replay_mismatch"]) for r in records if r.get("replay_mismatch")), None)
 
 
 def first_failed_invocation(bundle: Path) -> dict[str, Any] | None:

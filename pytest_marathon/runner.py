@@ -41,8 +41,8 @@ from pytest_marathon.faults import Orchestrator, load_catalog, load_scenario, sc
 from pytest_marathon.faults.backend_support import drop_unsupported
 from pytest_marathon.interface import InProcessClient, ToolSession, serve_http
 from pytest_marathon.isolation.levels import RunIsolation, isolation_level, require_isolation
-from pytest_marathon.metering.runs import start_metering, usage_record
-from pytest_marathon.results import MarathonResult
+from pytest_marathon.metering.runs import prepare_exchanges, start_metering, usage_record
+from pytest_marathon.results import MarathonResult, replay_mismatch
 from pytest_marathon.run.baseline import DEFAULT_CACHE_DIR, NOOP_AGENT, cached_noop_bundle
 from pytest_marathon.run.completions import CompletionTracker
 from pytest_marathon.run.invoke import RevocableTools, call_with_budget
@@ -106,7 +106,8 @@ def run_marathon(
     )
     if not score:
         return MarathonResult(
-            config.app, config.agent, config.scenario, config.seed, config.backend, bundle, {}
+            config.app, config.agent, config.scenario, config.seed, config.backend, bundle, {},
+            replay_mismatch=replay_mismatch(bundle),
         )
     try:
         return score_run(
@@ -187,11 +188,14 @@ def record_marathon(
     agent = agent if agent is not None else resolve_agent(config.agent)
     if isolation_required:
         require_isolation(agent, "isolation required")
+    exchanges = prepare_exchanges(agent, config)  # a missing recording: nothing written yet
     _check_bundle_folder(Path(config.out_dir))
+    if exchanges is not None:  # the agent reads neither its recorded answers nor other runs'
+        hidden = (*hidden, *(Path(p) for p in (config.record_model, config.replay_model) if p))
     stops = StopSignals()
     marathon = _Marathon(
         config, agent, progress or SilentProgress(), sign_key=sign_key, hidden=hidden, stops=stops,
-        serve_api=serve_api,
+        serve_api=serve_api, exchanges=exchanges,
     )
     with stops, model_environment(config.model):
         try:
@@ -260,6 +264,7 @@ class _Marathon:
     firing: set[str] = field(default_factory=set)
     injected: list[dict[str, Any]] = field(default_factory=list)
     metering: Any = None  # the run's metering proxy; None for an agent that uses no model
+    exchanges: Any = None  # the proxy's record or replay mode (metering.exchanges); None: neither
     hidden: tuple[Path, ...] = ()
     isolation: RunIsolation | None = None
     stops: StopSignals = field(default_factory=StopSignals)
@@ -296,7 +301,7 @@ class _Marathon:
         )
         self.session = session
         client = InProcessClient(session)
-        self.metering = start_metering(self.agent, config)
+        self.metering = start_metering(self.agent, config, self.exchanges)
         server = (  # a fixed port only when the agent asks for one (`pytest-marathon mcp --speed`)
             serve_http(session, int(getattr(self.agent, "mcp_port", 0)))
             if getattr(self.agent, "needs_mcp", False)

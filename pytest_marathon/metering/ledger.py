@@ -28,7 +28,9 @@ class InvocationMetering:
     `requests`: calls forwarded to the upstream (any answer, errors included); `refused`: calls
     refused because the run's budget was spent; `unpriced_models`: models the price table does not
     list (their tokens are counted, their dollars are not); `unsettled`: calls still unanswered
-    when the invocation was closed (their tokens, if any, are not in this record).
+    when the invocation was closed (their tokens, if any, are not in this record);
+    `replay_mismatch`: the run's first request that its model recording could not answer (or a
+    recorded one it did not send), in one line, on the invocation where it was found.
     """
 
     requests: int = 0
@@ -39,11 +41,12 @@ class InvocationMetering:
     refused: int = 0
     unpriced_models: tuple[str, ...] = ()
     unsettled: int = 0
+    replay_mismatch: str | None = None
 
     def record_fields(self) -> dict[str, object]:
         """The `invocations.jsonl` fields (docs/internals.md): the four usage fields every
-        record has, and the metering details."""
-        return {
+        record has, and the metering details (`replay_mismatch` only when there is one)."""
+        fields: dict[str, object] = {
             "model_calls": self.requests,
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
@@ -53,6 +56,9 @@ class InvocationMetering:
             "unpriced_models": list(self.unpriced_models),
             "unsettled_calls": self.unsettled,
         }
+        if self.replay_mismatch is not None:
+            fields["replay_mismatch"] = self.replay_mismatch
+        return fields
 
 
 @dataclass

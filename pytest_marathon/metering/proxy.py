@@ -22,6 +22,11 @@ Routes (under `http://127.0.0.1:PORT/<run token>`):
 Streams are forwarded event by event as they arrive. A Chat Completions stream is asked for its
 usage chunk (`stream_options.include_usage`) when the client did not ask; that extra chunk is
 read and not forwarded, so the client receives the stream it asked for.
+
+With `ModelExchanges` (exchanges.py) the proxy also records every exchange of every route, metered
+or not, as the upstream answered it; or, replaying, answers every route from the recording
+instead of an upstream (no upstream, no credentials, no network) and meters the recorded answers
+exactly as it metered the live ones.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager, suppress
+from dataclasses import replace
 from typing import Any
 
 import httpx2 as httpx
@@ -43,8 +49,10 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from pytest_marathon.metering.credentials import PLACEHOLDER_KEY, Upstream, upstreams_from_env
+from pytest_marathon.metering.exchanges import ModelExchanges
 from pytest_marathon.metering.ledger import InvocationMetering, Ledger, Ticket
 from pytest_marathon.metering.prices import PriceTable, TokenCounts
+from pytest_marathon.metering.recording import KEPT_HEADERS, Exchange, request_value
 from pytest_marathon.metering.usage import Flavor, StreamUsage, split_events, usage_of_body
 
 _AUTH_HEADERS = ("authorization", "x-api-key", "api-key")
@@ -76,9 +84,14 @@ class MeteringProxy:
         max_cost_usd: float | None,
         upstreams: Mapping[str, Upstream] | None = None,
         port: int = 0,
+        exchanges: ModelExchanges | None = None,
     ) -> None:
         self.ledger = Ledger(prices, max_cost_usd)
-        self.upstreams = dict(upstreams if upstreams is not None else upstreams_from_env())
+        self.exchanges = exchanges
+        if exchanges is not None and exchanges.replaying:
+            self.upstreams: dict[str, Upstream] = {}  # replaying: no upstream, no credentials
+        else:
+            self.upstreams = dict(upstreams if upstreams is not None else upstreams_from_env())
         self._token = secrets.token_urlsafe(18)
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -89,8 +102,14 @@ class MeteringProxy:
             "openai": f"{root}/openai/v1",
             "anthropic": f"{root}/anthropic",
         }
+        if exchanges is not None:
+            try:
+                exchanges.open()
+            except BaseException:
+                self._socket.close()
+                raise
         config = uvicorn.Config(
-            _build_app(self._token, self.ledger, self.upstreams),
+            _build_app(self._token, self.ledger, self.upstreams, exchanges),
             log_level="warning",
             lifespan="on",
             access_log=False,
@@ -112,9 +131,13 @@ class MeteringProxy:
 
     def begin_invocation(self, n: int) -> None:
         self.ledger.begin_invocation(n)
+        if self.exchanges is not None:
+            self.exchanges.begin_invocation(n)
 
     def end_invocation(self) -> InvocationMetering:
-        return self.ledger.end_invocation()
+        metering = self.ledger.end_invocation()
+        mismatch = self.exchanges.end_invocation() if self.exchanges is not None else None
+        return metering if mismatch is None else replace(metering, replay_mismatch=mismatch)
 
     @property
     def spent_usd(self) -> float:
@@ -124,6 +147,8 @@ class MeteringProxy:
         self._server.should_exit = True
         self._thread.join(timeout=10.0)
         self._socket.close()
+        if self.exchanges is not None:
+            self.exchanges.close()
 
     def __enter__(self) -> MeteringProxy:
         return self
@@ -132,11 +157,20 @@ class MeteringProxy:
         self.close()
 
 
-def _build_app(token: str, ledger: Ledger, upstreams: Mapping[str, Upstream]) -> Starlette:
+def _build_app(
+    token: str,
+    ledger: Ledger,
+    upstreams: Mapping[str, Upstream],
+    exchanges: ModelExchanges | None = None,
+) -> Starlette:
     state: dict[str, httpx.AsyncClient] = {}
+    replaying = exchanges is not None and exchanges.replaying
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if replaying:  # no client: a replayed run opens no connection
+            yield
+            return
         async with httpx.AsyncClient(timeout=_UPSTREAM_TIMEOUT) as client:
             state["client"] = client
             yield
@@ -163,10 +197,17 @@ def _build_app(token: str, ledger: Ledger, upstreams: Mapping[str, Upstream]) ->
         )
 
     async def _forward(request: Request, provider: str, path: str, flavor: Flavor | None) -> Response:
-        upstream = upstreams[provider]
         body = await request.body()
+        # the route under the run's token, as the agent addressed it (docs/model-recordings.md)
+        route = f"{provider}{'/v1' if provider == 'openai' else ''}{path}"
+        route += f"?{request.url.query}" if request.url.query else ""
         hide_usage_chunk = False
         metered = flavor is not None and request.method == "POST"
+        tap: _Tap | None = None
+        if exchanges is not None:
+            n, k = exchanges.position()
+            tap = _Tap(exchanges, n, k, request.method, route, request_value(body), metered)
+        requested_model = _requested_model(body)
         if metered and flavor == "chat":
             body, hide_usage_chunk = _ask_for_stream_usage(body)
         ticket: Ticket | None = None
@@ -174,30 +215,45 @@ def _build_app(token: str, ledger: Ledger, upstreams: Mapping[str, Upstream]) ->
             ticket = ledger.admit()
             if ticket is None:
                 return _budget_refusal(provider, ledger.budget_message())
-        url = upstream.base_url + path
-        if request.url.query:
-            url += "?" + request.url.query
-        outgoing = state["client"].build_request(
-            request.method, url, headers=_upstream_headers(request, upstream), content=body
-        )
-        try:
-            answer = await state["client"].send(outgoing, stream=True)
-        except httpx.HTTPError as exc:
-            if ticket is not None:
-                ledger.settle(ticket, None, None)
-            return _error(provider, 502, "api_error", f"upstream {upstream.base_url}: {exc}")
-        except BaseException:  # cancelled (the server stops): the call is over, uncounted tokens
-            if ticket is not None:
-                ledger.settle(ticket, None, None)
-            raise
+        answer: httpx.Response | _RecordedAnswer
+        if replaying:
+            assert exchanges is not None and tap is not None
+            found = exchanges.answer(tap.n, tap.k, tap.method, tap.route, tap.request)
+            if isinstance(found, str):
+                if ticket is not None:
+                    ledger.settle(ticket, None, None)
+                return _error(provider, 400, "invalid_request_error", found)
+            answer, tap, source = _RecordedAnswer(found), None, "the recording"
+        else:
+            upstream = upstreams[provider]
+            source = f"upstream {upstream.base_url}"
+            url = upstream.base_url + path
+            if request.url.query:
+                url += "?" + request.url.query
+            outgoing = state["client"].build_request(
+                request.method, url, headers=_upstream_headers(request, upstream), content=body
+            )
+            try:
+                answer = await state["client"].send(outgoing, stream=True)
+            except httpx.HTTPError as exc:
+                if ticket is not None:
+                    ledger.settle(ticket, None, None)
+                unreachable = _error(provider, 502, "api_error", f"{source}: {exc}")
+                if tap is not None:  # replayed as the client got it
+                    tap.finish(unreachable.status_code, unreachable.headers, unreachable.body)
+                return unreachable
+            except BaseException:  # cancelled (the server stops): the call is over, uncounted tokens
+                if ticket is not None:
+                    ledger.settle(ticket, None, None)
+                raise
         headers = {k: v for k, v in answer.headers.items() if k.lower() not in _HOP_BY_HOP}
         if ticket is None or flavor is None:
-            call = _UpstreamCall(answer)
+            call = _UpstreamCall(answer, tap=tap)
             return _ClosingStream(
                 call, _passthrough(call), status_code=answer.status_code, headers=headers
             )
         if answer.headers.get("content-type", "").startswith("text/event-stream"):
-            call = _UpstreamCall(answer, ledger, ticket, _requested_model(body))
+            call = _UpstreamCall(answer, ledger, ticket, requested_model, tap=tap)
             stream = StreamUsage(flavor, hide_usage_chunk=hide_usage_chunk)
             return _ClosingStream(
                 call, _metered_stream(call, stream), status_code=answer.status_code, headers=headers
@@ -206,21 +262,27 @@ def _build_app(token: str, ledger: Ledger, upstreams: Mapping[str, Upstream]) ->
             content = await answer.aread()
         except httpx.HTTPError as exc:
             ledger.settle(ticket, None, None)
-            return _error(provider, 502, "api_error", f"upstream {upstream.base_url}: {exc}")
+            broken = _error(provider, 502, "api_error", f"{source}: {exc}")
+            if tap is not None:  # replayed as the client got it
+                tap.finish(broken.status_code, broken.headers, broken.body)
+            return broken
         except BaseException:
             ledger.settle(ticket, None, None)
             raise
         finally:
             await answer.aclose()
+        if tap is not None:
+            tap.finish(answer.status_code, answer.headers, content)
         model, tokens = None, None
         with suppress(ValueError):
             model, tokens = usage_of_body(flavor, json.loads(content))
-        ledger.settle(ticket, model or _requested_model(body), tokens)
+        ledger.settle(ticket, model or requested_model, tokens)
         return Response(content, status_code=answer.status_code, headers=headers)
 
     async def _passthrough(call: _UpstreamCall) -> AsyncIterator[bytes]:
         try:
             async for chunk in call.answer.aiter_bytes():
+                call.keep(chunk)
                 yield chunk
         finally:
             await call.finish()
@@ -229,6 +291,7 @@ def _build_app(token: str, ledger: Ledger, upstreams: Mapping[str, Upstream]) ->
         buffer = bytearray()
         try:
             async for chunk in call.answer.aiter_bytes():
+                call.keep(chunk)
                 buffer += chunk
                 for event in split_events(buffer):
                     hide = stream.feed(event.data)
@@ -256,23 +319,73 @@ _OPENAI_METERED: dict[str, Flavor] = {
     "responses/compact": "responses",
     "chat/completions": "chat",
 }
+
+
+class _Tap:
+    """A request being recorded: where it was, what it asked; `finish` records the answer."""
+
+    def __init__(
+        self, exchanges: ModelExchanges, n: int, k: int, method: str, route: str,
+        request: dict[str, Any], metered: bool,
+    ) -> None:
+        self.exchanges = exchanges
+        self.n, self.k, self.method, self.route, self.request = n, k, method, route, request
+        self.metered = metered
+
+    def finish(self, status: int, headers: Mapping[str, str], content: bytes) -> None:
+        kept = {name: headers[name] for name in KEPT_HEADERS if name in headers}
+        self.exchanges.record(
+            Exchange(
+                self.n, self.k, self.method, self.route, self.request, status, kept, content,
+                self.metered,
+            )
+        )
+
+
+class _RecordedAnswer:
+    """A recorded answer in the shape the proxy reads an upstream's: status, headers, bytes."""
+
+    def __init__(self, exchange: Exchange) -> None:
+        self.status_code = exchange.status
+        self.headers = httpx.Headers(dict(exchange.headers))
+        self._content = exchange.content
+
+    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        if self._content:
+            yield self._content
+
+    async def aread(self) -> bytes:
+        return self._content
+
+    async def aclose(self) -> None:
+        return None
+
+
 class _UpstreamCall:
     """An upstream answer being streamed to the client, and (for a metered call) its ticket.
-    `finish` settles the ticket with the usage read so far and closes the upstream, once."""
+    `finish` settles the ticket with the usage read so far, records the bytes read (when the
+    run is recorded) and closes the upstream, once."""
 
     def __init__(
         self,
-        answer: httpx.Response,
+        answer: httpx.Response | _RecordedAnswer,
         ledger: Ledger | None = None,
         ticket: Ticket | None = None,
         requested_model: str | None = None,
+        tap: _Tap | None = None,
     ) -> None:
         self.answer = answer
         self.ledger, self.ticket = ledger, ticket
         self.model: str | None = None
         self.tokens: TokenCounts | None = None
         self.requested_model = requested_model
+        self.tap = tap
+        self._received = bytearray()
         self._finished = False
+
+    def keep(self, chunk: bytes) -> None:
+        if self.tap is not None:
+            self._received += chunk
 
     async def finish(self) -> None:
         if self._finished:
@@ -280,6 +393,8 @@ class _UpstreamCall:
         self._finished = True
         if self.ledger is not None and self.ticket is not None:
             self.ledger.settle(self.ticket, self.model or self.requested_model, self.tokens)
+        if self.tap is not None:
+            self.tap.finish(self.answer.status_code, self.answer.headers, bytes(self._received))
         await self.answer.aclose()
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pytest_marathon.metering.exchanges import ModelExchanges, model_exchanges
 from pytest_marathon.metering.ledger import InvocationMetering
 from pytest_marathon.metering.prices import load_price_table
 from pytest_marathon.metering.proxy import MeteringProxy
@@ -19,12 +20,28 @@ def uses_models(agent: object) -> bool:
     return bool(getattr(agent, "uses_models", True))
 
 
-def start_metering(agent: object, config: Any) -> MeteringProxy | None:
-    """The run's proxy (forwarding to the upstreams of the runner's environment), or None for
-    an agent that uses no model."""
+def prepare_exchanges(agent: object, config: Any) -> ModelExchanges | None:
+    """The run's record or replay mode (`config.record_model` / `config.replay_model`), its
+    recording read now so that a missing or broken one stops the run before anything is
+    written (a RecordingError, a ValueError). None for an agent that uses no model: it has no
+    exchanges to record, and needs no recording to replay."""
+    record = getattr(config, "record_model", None)
+    replay = getattr(config, "replay_model", None)
+    if not uses_models(agent) or (record is None and replay is None):
+        return None
+    return model_exchanges(config.run_id, record, replay)
+
+
+def start_metering(
+    agent: object, config: Any, exchanges: ModelExchanges | None = None
+) -> MeteringProxy | None:
+    """The run's proxy (forwarding to the upstreams of the runner's environment, or answering
+    from a recording), or None for an agent that uses no model."""
     if not uses_models(agent):
         return None
-    return MeteringProxy(load_price_table(config.price_table), config.max_cost_usd)
+    return MeteringProxy(
+        load_price_table(config.price_table), config.max_cost_usd, exchanges=exchanges
+    )
 
 
 def usage_record(

@@ -125,6 +125,19 @@ def register(subparsers: Any) -> None:
         help="while the run is recorded, serve the Kubernetes and Prometheus APIs over its live "
         "backend, read-only (addresses and kubeconfig printed on stderr; the agent cannot reach them)",
     )
+    run.add_argument(
+        "--record-model",
+        type=Path,
+        metavar="DIR",
+        help="record every model exchange of the run in DIR/<run id>.jsonl",
+    )
+    run.add_argument(
+        "--replay-model",
+        type=Path,
+        metavar="DIR",
+        help="answer the run's model calls from DIR/<run id>.jsonl (no upstream, no network); "
+        "a request the recording does not hold fails the run",
+    )
     saves.add_arguments(run)
     run.add_argument("--json", action="store_true", help="print the result as JSON")
     run.add_argument(
@@ -183,6 +196,14 @@ def _run_seeds(args: argparse.Namespace) -> int:
     try:
         saved = saves.check(args)  # before any run: a bad name or a missing save costs none
     except StorageError as exc:
+        return _fail(str(exc))
+    from pytest_marathon.metering.exchanges import check_folders
+    from pytest_marathon.metering.recording import RecordingError
+
+    try:
+        check_folders(args.record_model, args.replay_model, record_option="--record-model",
+                      replay_option="--replay-model")
+    except RecordingError as exc:
         return _fail(str(exc))
     results: list[Any] = []
     finished: list[Any] = []
@@ -262,6 +283,8 @@ def _run_seed(
             price_table=args.price_table,
             model=args.model,
             seed_salt=_seed_salt(args.seed_salt),
+            record_model=args.record_model,
+            replay_model=args.replay_model,
         )
         if config.bundle_dir.exists():  # the runner keeps it as `<run id>.prev`
             previous = config.bundle_dir
@@ -287,6 +310,9 @@ def _run_seed(
         if args.alerts > 0:
             print(_alert_history(result.bundle, args.alerts))
     finished.append(result)
+    if result.replay_mismatch is not None:
+        print(f"pytest-marathon: {result.replay_mismatch}", file=sys.stderr)
+        return 1
     verdict = invocation_failure(result, max_failed, "--max-failed-invocations")
     if verdict is not None:  # the summary is still printed: the bundle is evidence either way
         print(f"pytest-marathon: {verdict}", file=sys.stderr)
