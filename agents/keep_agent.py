@@ -30,7 +30,7 @@ from pytest_marathon.agents.keep_style import (
     PlannerInput,
 )
 from pytest_marathon.agents.labels import alert_id_of
-from pytest_marathon.agents.llm import ModelClient, ModelSettings
+from pytest_marathon.agents.llm import ModelClient, ModelSettings, client_for
 from pytest_marathon.agents.planning import FixedGrouping, ask_for_plan, journal
 from pytest_marathon.agents.protocol import InvocationUsage
 
@@ -55,7 +55,7 @@ class ModelPlanner:
         self.settings = settings
 
     def __call__(self, data: PlannerInput) -> tuple[Sequence[IncidentPlan], InvocationUsage | None]:
-        with ModelClient(data.ctx, self.settings or ModelSettings.from_env()) as client:
+        with client_for(data.ctx, self.settings) as client:
             return self._plan(data, client)
 
     @staticmethod

@@ -233,6 +233,30 @@ class ModelClient:
         )
 
 
+def client_for(ctx: InvocationContext, settings: ModelSettings | None) -> ModelClient:
+    """This invocation's client: with the agent's own settings, else the model the run chose
+    (MARATHON_MODEL is read at each invocation, so `--marathon-model` reaches every agent)."""
+    return ModelClient(ctx, settings or ModelSettings.from_env())
+
+
+class ModelBaseline:
+    """What a one-conversation-per-invocation baseline shares: the proxy is started for it, it
+    never sees the ground truth, and each invocation gets a fresh client closed after it."""
+
+    needs_ground_truth = False
+    uses_models = True
+
+    def __init__(self, settings: ModelSettings | None = None) -> None:
+        self.settings = settings
+
+    def invoke(self, ctx: InvocationContext) -> InvocationUsage:
+        with client_for(ctx, self.settings) as client:
+            return self._invoke(ctx, client)
+
+    def _invoke(self, ctx: InvocationContext, client: ModelClient) -> InvocationUsage:
+        raise NotImplementedError
+
+
 def function_tools(ctx: InvocationContext, names: Iterable[str] | None = None) -> list[dict[str, Any]]:
     """Chat Completions tool schemas from the session's own tool listing (in its order), so the
     model sees exactly the tools and argument schemas the interface enforces."""

@@ -33,7 +33,7 @@ the model could not be reached for another reason than the run's budget.
 
 from __future__ import annotations
 
-from pytest_marathon.agents.llm import ModelClient, ModelSettings
+from pytest_marathon.agents.llm import ModelSettings, client_for
 from pytest_marathon.agents.orbit_actions import recover
 from pytest_marathon.agents.orbit_budget import read_budget, rung_for
 from pytest_marathon.agents.orbit_decisions import FinishDecision
@@ -130,7 +130,7 @@ class OrbitAgent:
         result = LoopResult()
         if rung.uses_model and state.open_incidents():
             memory = {"lessons": lessons(state.directory), "recipes": recipes(state.directory)}
-            client = ModelClient(ctx, self.settings or ModelSettings.from_env())
+            client = client_for(ctx, self.settings)
             loop = DecisionLoop(ctx, state, client, rung, reading, memory)
             result = loop.run()
         if result.budget_refused:

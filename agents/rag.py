@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_marathon.agents.llm import ModelClient, ModelSettings
+from pytest_marathon.agents.llm import ModelBaseline, ModelClient
 from pytest_marathon.agents.plan import Plan
 from pytest_marathon.agents.planning import ask_for_plan, journal
 from pytest_marathon.agents.protocol import InvocationContext, InvocationUsage
@@ -83,20 +83,11 @@ def remember(state: dict[str, Any], ctx: InvocationContext, plan: Plan, failed: 
         )
 
 
-class RagAgent:
+class RagAgent(ModelBaseline):
     """The paper's RAG baseline."""
 
     name = "rag"
     description = "RAG (paper baseline): one model call per invocation over retrieved telemetry"
-    needs_ground_truth = False
-    uses_models = True
-
-    def __init__(self, settings: ModelSettings | None = None) -> None:
-        self.settings = settings
-
-    def invoke(self, ctx: InvocationContext) -> InvocationUsage:
-        with ModelClient(ctx, self.settings or ModelSettings.from_env()) as client:
-            return self._invoke(ctx, client)
 
     @staticmethod
     def _invoke(ctx: InvocationContext, client: ModelClient) -> InvocationUsage:

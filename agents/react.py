@@ -33,8 +33,8 @@ from typing import Any
 from pytest_marathon.agents.briefing import fill, render_alerts, render_incidents
 from pytest_marathon.agents.labels import alert_id_of, alert_sort_key
 from pytest_marathon.agents.llm import (
+    ModelBaseline,
     ModelClient,
-    ModelSettings,
     ModelUnavailable,
     ToolRequest,
     function_tools,
@@ -101,20 +101,11 @@ def remember_report(state: dict[str, Any], reported: Any) -> None:
             stored["root_cause"] = cause
 
 
-class ReactAgent:
+class ReactAgent(ModelBaseline):
     """The paper's ReAct baseline."""
 
     name = "react"
     description = "ReAct (paper baseline): a fresh tool-calling conversation per invocation"
-    needs_ground_truth = False
-    uses_models = True
-
-    def __init__(self, settings: ModelSettings | None = None) -> None:
-        self.settings = settings
-
-    def invoke(self, ctx: InvocationContext) -> InvocationUsage:
-        with ModelClient(ctx, self.settings or ModelSettings.from_env()) as client:
-            return self._invoke(ctx, client)
 
     def _invoke(self, ctx: InvocationContext, client: ModelClient) -> InvocationUsage:
         state = load_state(ctx.workspace, STATE_FILE, {"incidents": [], "next": 1})
