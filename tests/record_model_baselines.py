@@ -14,12 +14,10 @@ the recording does not hold, and the recordings are made again:
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +27,7 @@ from model_double import ModelDouble  # noqa: E402
 from model_double.orbit_script import OrbitScript  # noqa: E402
 from model_double.plan_script import PlanScript  # noqa: E402
 from model_double.react_script import ReactScript  # noqa: E402
+from pytest import MonkeyPatch  # noqa: E402
 
 from pytest_marathon.bundle import read_bundle  # noqa: E402
 from pytest_marathon.config import RunConfig  # noqa: E402
@@ -53,24 +52,6 @@ def config_for(agent: str, out_dir: Path, **recording: Path) -> RunConfig:
                      **recording)
 
 
-@contextmanager
-def _environment(values: dict[str, str | None]) -> Iterator[None]:
-    before = {name: os.environ.get(name) for name in values}
-    try:
-        for name, value in values.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-        yield
-    finally:
-        for name, value in before.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-
 def record(folder: Path = RECORDINGS) -> dict[str, dict[str, str]]:
     """Record every baseline into a fresh `folder`; returns what `expected.json` holds."""
     shutil.rmtree(folder, ignore_errors=True)
@@ -78,9 +59,9 @@ def record(folder: Path = RECORDINGS) -> dict[str, dict[str, str]]:
     expected: dict[str, dict[str, str]] = {}
     with tempfile.TemporaryDirectory(prefix="marathon-recording-") as scratch:
         for agent, script in SCRIPTS.items():
-            with ModelDouble(script=script(), require_key=_KEY) as double, _environment(
-                {"OPENAI_BASE_URL": double.openai_base_url, "OPENAI_API_KEY": _KEY}
-            ):
+            with ModelDouble(script=script(), require_key=_KEY) as double, MonkeyPatch.context() as env:
+                env.setenv("OPENAI_BASE_URL", double.openai_base_url)
+                env.setenv("OPENAI_API_KEY", _KEY)
                 config = config_for(agent, Path(scratch) / agent, record_model=folder)
                 result = run_marathon(config, baseline_cache=None, score=False)
             digest = read_bundle(result.bundle).manifest["content_digest"]

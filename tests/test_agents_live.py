@@ -59,16 +59,23 @@ class World:
         return {r["incident_id"]: r for r in self.stream("reports")}
 
 
-@pytest.fixture
-def world():
+def fresh_world(break_frontend: bool = True) -> World:
+    """A seed-1 twin at t = 0 with its alert engine and tool session, the frontend broken by a
+    bad release unless told otherwise."""
     backend = create_backend("boutique", 1)
     engine = AlertEngine(load_rule_pack("boutique"), backend.store, backend.namespace)
     records: list = []
     session = ToolSession(backend, alerts=engine.history, sink=lambda s, r: records.append((s, dict(r))))
     w = World(backend, engine, session, records)
     w.advance(0.0)
-    w.break_frontend()
+    if break_frontend:
+        w.break_frontend()
     return w
+
+
+@pytest.fixture
+def world():
+    return fresh_world()
 
 
 def test_runbook_rolls_back_the_broken_workload_once_and_resolves_it(world, tmp_path):

@@ -20,13 +20,11 @@ from model_double.conversation import Conversation
 from model_double.orbit_script import OrbitScript
 from model_double.script import Turn
 from pytest_marathon.agents import InvocationContext, resolve_agent
-from test_agents_live import DELTA, World, world  # noqa: F401 - the live-twin fixture
+from test_agents_live import DELTA, World, fresh_world, world  # noqa: F401 - the live-twin fixture
 
-from pytest_marathon.alerting import AlertEngine, load_rule_pack
-from pytest_marathon.backends import create_backend
 from pytest_marathon.cli import main
 from pytest_marathon.config import RunConfig
-from pytest_marathon.interface import InProcessClient, ToolSession
+from pytest_marathon.interface import InProcessClient
 from pytest_marathon.metering import MeteringProxy, load_price_table
 from pytest_marathon.metering.credentials import Upstream
 from pytest_marathon.runner import run_marathon
@@ -308,23 +306,10 @@ def test_an_invocation_that_outlived_its_budget_never_overwrites_a_later_ones_st
     assert (tmp_path / "orbit" / "checkpoint.json").read_text() == checkpoint
 
 
-def _fresh_world(break_frontend: bool = True) -> World:
-    """The `world` fixture's twin, built anew (same seed, same broken frontend)."""
-    backend = create_backend("boutique", 1)
-    engine = AlertEngine(load_rule_pack("boutique"), backend.store, backend.namespace)
-    records: list = []
-    session = ToolSession(backend, alerts=engine.history, sink=lambda s, r: records.append((s, dict(r))))
-    live = World(backend, engine, session, records)
-    live.advance(0.0)
-    if break_frontend:
-        live.break_frontend()
-    return live
-
-
 def _metered(workspace: Path, max_cost: float | None, invocations: int) -> tuple[list[str], float, list[dict]]:
     """Orbit on a fresh twin through a real metering proxy with this budget: the invocations'
     details, the dollars spent and the state documents the model received."""
-    live = _fresh_world()
+    live = fresh_world()
     with ModelDouble(script=OrbitScript()) as double:
         upstreams = {"openai": Upstream(double.openai_base_url, {}),
                      "anthropic": Upstream(double.anthropic_base_url, {})}
@@ -370,7 +355,7 @@ def test_an_unreachable_model_is_an_error_after_the_triage_went_out(world: World
 def test_the_subagent_reverts_a_bad_code_release_of_the_service_it_is_bound_to(tmp_path: Path) -> None:
     """A code release of cartservice makes the frontend's calls to it fail: the loop blames
     cartservice, and the subagent undoes the release's diff, builds and submits it."""
-    live = _fresh_world(break_frontend=False)
+    live = fresh_world(break_frontend=False)
     patch = (Path(__file__).parent.parent / "fault_catalog" / "boutique" / "patches" / "code-cart-unit-cap.diff")
     live.backend.release("cartservice", patch=patch.read_text(), change_cause="cap cart units")
     script = OrbitScript(source_fix=True, culprit="cartservice", undo_revisions=(1, 2))
