@@ -30,7 +30,12 @@ from pytest_marathon.agents.keep_style import (
     PlannerInput,
 )
 from pytest_marathon.agents.labels import alert_id_of
-from pytest_marathon.agents.llm import ModelClient, ModelSettings, client_for
+from pytest_marathon.agents.llm import (
+    ModelClient,
+    ModelSettings,
+    client_for,
+    require_client_library,
+)
 from pytest_marathon.agents.planning import FixedGrouping, ask_for_plan, journal
 from pytest_marathon.agents.protocol import InvocationUsage
 
@@ -107,4 +112,5 @@ class KeepAgent(KeepStyleAgent):
     description = "Keep-agent (paper baseline): Keep's rules group alerts, one model call per invocation plans"
 
     def __init__(self, settings: ModelSettings | None = None) -> None:
+        require_client_library(self.name)
         super().__init__(planner=ModelPlanner(settings))

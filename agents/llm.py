@@ -118,7 +118,7 @@ class ModelClient:
             try:
                 import openai
             except ImportError:
-                self._missing = "the openai package is missing (pip install 'pytest-marathon[llm]')"
+                self._missing = MISSING_LIBRARY
             else:
                 self._client = openai.OpenAI(
                     base_url=self._base_url, api_key=PLACEHOLDER_KEY, max_retries=0
@@ -233,6 +233,20 @@ class ModelClient:
         )
 
 
+MISSING_LIBRARY = "the openai package is missing (pip install 'pytest-marathon[llm]')"
+
+
+def require_client_library(agent: str) -> None:
+    """Refuse, when the agent is resolved and before any run starts, a model-based agent whose
+    every call would fail for want of the client library (AgentUnavailable, one line)."""
+    try:
+        import openai  # noqa: F401 - only whether it imports
+    except ImportError:
+        from pytest_marathon.agents.external import AgentUnavailable
+
+        raise AgentUnavailable(f"agent {agent!r} needs a model client: {MISSING_LIBRARY}") from None
+
+
 def client_for(ctx: InvocationContext, settings: ModelSettings | None) -> ModelClient:
     """This invocation's client: with the agent's own settings, else the model the run chose
     (MARATHON_MODEL is read at each invocation, so `--marathon-model` reaches every agent)."""
@@ -243,10 +257,12 @@ class ModelBaseline:
     """What a one-conversation-per-invocation baseline shares: the proxy is started for it, it
     never sees the ground truth, and each invocation gets a fresh client closed after it."""
 
+    name = "model-baseline"
     needs_ground_truth = False
     uses_models = True
 
     def __init__(self, settings: ModelSettings | None = None) -> None:
+        require_client_library(self.name)
         self.settings = settings
 
     def invoke(self, ctx: InvocationContext) -> InvocationUsage:

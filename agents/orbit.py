@@ -33,7 +33,7 @@ the model could not be reached for another reason than the run's budget.
 
 from __future__ import annotations
 
-from pytest_marathon.agents.llm import ModelSettings, client_for
+from pytest_marathon.agents.llm import ModelSettings, client_for, require_client_library
 from pytest_marathon.agents.orbit_actions import recover
 from pytest_marathon.agents.orbit_budget import read_budget, rung_for
 from pytest_marathon.agents.orbit_decisions import FinishDecision
@@ -104,6 +104,7 @@ class OrbitAgent:
     needs_ground_truth = False
 
     def __init__(self, settings: ModelSettings | None = None, table: RemedyTable | None = None) -> None:
+        require_client_library(self.name)
         self.settings = settings  # None: MARATHON_MODEL as it is at each invocation (--marathon-model)
         self.table = table or load_table()
 

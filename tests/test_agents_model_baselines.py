@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -260,3 +262,21 @@ def test_no_model_call_starts_too_near_the_invocation_deadline(tmp_path: Path) -
     assert all(r["status"] == "ok" for r in invocations)
     asked = [r for r in invocations if "no time left" in r["detail"]]
     assert asked and all(r["model_calls"] == 0 for r in asked)
+
+
+@pytest.mark.parametrize("agent", [*AGENTS, "orbit"])
+def test_without_the_client_library_the_agent_is_refused_before_the_run(agent: str, tmp_path: Path) -> None:
+    """As a user who installed without the `llm` extra: `openai` cannot be imported (None in
+    sys.modules), so the CLI stops at once with one line naming the extra and writes nothing."""
+    out = tmp_path / "out"
+    script = (
+        "import sys; sys.modules['openai'] = None\n"
+        "from pytest_marathon.cli import main\n"
+        f"sys.exit(main(['run', '--app', 'boutique', '--agent', {agent!r}, '--seed', '1',"
+        f" '--scenario', 'short-5', '--out', {str(out)!r}]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and agent in lines[0] and "pytest-marathon[llm]" in lines[0], done.stderr
+    assert not out.exists()
