@@ -54,7 +54,7 @@ class Snooper:
                 # the releases ground truth says which revisions are benign: held the same way
                 "releases.jsonl", "*/releases.jsonl", "*/*/releases.jsonl",
             ):
-                for found in place.glob(pattern):
+                for found in _glob(place, pattern):
                     lines = _readable_lines(found)
                     if found.resolve().parent == self.bundle and lines:
                         self.leaked.append((ctx.n, str(found), lines))
@@ -64,6 +64,21 @@ class Snooper:
             _thread.interrupt_main()
             return None
         return self.inner.invoke(ctx) if self.inner is not None else None
+
+
+def _glob(place: Path, pattern: str) -> list[Path]:
+    """What `pattern` finds under `place` until the search fails: folders under /tmp come and go
+    while other runs work beside this one (a folder removed between listing its parent and
+    scanning it raises FileNotFoundError from pathlib's glob), and an attacker shrugs that off.
+    Letting it escape would crash this invocation and make the snooped run differ from the plain
+    one for a reason that has nothing to do with snooping."""
+    found: list[Path] = []
+    try:
+        for path in place.glob(pattern):
+            found.append(path)
+    except OSError:
+        pass
+    return found
 
 
 def _readable_lines(path: Path) -> int:
@@ -104,6 +119,8 @@ def test_no_schedule_while_live_and_the_sealed_bundle_scores_as_before(tmp_path:
 
     assert len(snooper.workspaces) > 1
     assert snooper.leaked == []
+    # every snooped invocation ran the inner agent to the end (a crash would change the run)
+    assert {record["status"] for record in _stream(result.bundle, "invocations")} == {"ok"}
     # sealed: the schedule stream holds exactly the faults injected, in injection order
     expected = schedule_for("boutique", SCENARIO, SEED).records()
     assert _stream(result.bundle, "schedule") == expected
