@@ -13,9 +13,9 @@ paper gives no rungs; ours, by the share of the run's model budget (`--marathon-
 How Orbit learns what is left: the metering proxy answers `GET <proxy>/budget` itself (never
 forwarded) with `max_cost_usd`, `spent_usd` and `remaining_usd`. When that route is missing (an
 endpoint that is not the project's proxy) the budget is unknown and the top rung applies until a
-call is refused. A refusal for budget (the proxy answers OpenAI's 429 `insufficient_quota`, or
-Anthropic's 402) is remembered in the checkpoint: a run's budget never grows back, so every later
-invocation is triage only without asking the model again. The proxy's numbers come from metered
+call is refused. A refusal for budget (the proxy answers OpenAI's 429 `insufficient_quota`, which
+the model client reports as `ModelUnavailable.budget_spent`) is remembered in the checkpoint: a
+run's budget never grows back, so every later invocation is triage only without asking the model again. The proxy's numbers come from metered
 answers only, so the rung, like everything else, is the same in two runs given the same answers.
 """
 
@@ -104,12 +104,3 @@ def rung_for(reading: BudgetReading | None, refused_before: bool) -> Rung:
         return READ_ONLY
     return TRIAGE
 
-
-def is_budget_refusal(message: str) -> bool:
-    """Whether a ModelUnavailable message is a refusal for budget: HTTP 429 or 402 whose message
-    speaks of quota, billing or budget (the proxy's says the run's model budget is spent); a
-    provider's plain rate limit (429 `rate_limit_exceeded`) is not one."""
-    if "HTTP 429" not in message and "HTTP 402" not in message:
-        return False
-    lowered = message.lower()
-    return any(word in lowered for word in ("insufficient_quota", "billing", "budget"))

@@ -33,7 +33,7 @@ from typing import Any
 from pytest_marathon.agents.labels import alert_id_of
 from pytest_marathon.agents.llm import ModelClient, ModelUnavailable, load_prompt
 from pytest_marathon.agents.orbit_actions import is_act, run_action
-from pytest_marathon.agents.orbit_budget import BudgetReading, Rung, is_budget_refusal, read_budget
+from pytest_marathon.agents.orbit_budget import BudgetReading, Rung, read_budget
 from pytest_marathon.agents.orbit_decisions import (
     FinishDecision,
     MalformedDecision,
@@ -204,7 +204,7 @@ class DecisionLoop:
         return self.result
 
     def _unavailable(self, exc: ModelUnavailable, where: str) -> None:
-        self.result.budget_refused = bool(getattr(exc, "budget_spent", False)) or is_budget_refusal(str(exc))
+        self.result.budget_refused = exc.budget_spent
         self.result.model_failed = not self.result.budget_refused
         self.result.stopped = f"model unavailable{where}: {exc}"[:300]
 
