@@ -199,8 +199,8 @@ def _build_app(
     async def _forward(request: Request, provider: str, path: str, flavor: Flavor | None) -> Response:
         body = await request.body()
         # the route under the run's token, as the agent addressed it (docs/model-recordings.md)
-        route = f"{provider}{'/v1' if provider == 'openai' else ''}{path}"
-        route += f"?{request.url.query}" if request.url.query else ""
+        query = f"?{request.url.query}" if request.url.query else ""
+        route = f"{provider}{'/v1' if provider == 'openai' else ''}{path}{query}"
         hide_usage_chunk = False
         metered = flavor is not None and request.method == "POST"
         tap: _Tap | None = None
@@ -227,21 +227,15 @@ def _build_app(
         else:
             upstream = upstreams[provider]
             source = f"upstream {upstream.base_url}"
-            url = upstream.base_url + path
-            if request.url.query:
-                url += "?" + request.url.query
             outgoing = state["client"].build_request(
-                request.method, url, headers=_upstream_headers(request, upstream), content=body
+                request.method, upstream.base_url + path + query, headers=_upstream_headers(request, upstream), content=body
             )
             try:
                 answer = await state["client"].send(outgoing, stream=True)
             except httpx.HTTPError as exc:
                 if ticket is not None:
                     ledger.settle(ticket, None, None)
-                unreachable = _error(provider, 502, "api_error", f"{source}: {exc}")
-                if tap is not None:  # replayed as the client got it
-                    tap.finish(unreachable.status_code, unreachable.headers, unreachable.body)
-                return unreachable
+                return _upstream_failure(provider, f"{source}: {exc}", tap)
             except BaseException:  # cancelled (the server stops): the call is over, uncounted tokens
                 if ticket is not None:
                     ledger.settle(ticket, None, None)
@@ -262,10 +256,7 @@ def _build_app(
             content = await answer.aread()
         except httpx.HTTPError as exc:
             ledger.settle(ticket, None, None)
-            broken = _error(provider, 502, "api_error", f"{source}: {exc}")
-            if tap is not None:  # replayed as the client got it
-                tap.finish(broken.status_code, broken.headers, broken.body)
-            return broken
+            return _upstream_failure(provider, f"{source}: {exc}", tap)
         except BaseException:
             ledger.settle(ticket, None, None)
             raise
@@ -468,6 +459,15 @@ def _error(provider: str, status: int, kind: str, message: str) -> JSONResponse:
         body = {"error": {"message": message, "type": kind, "param": None, "code": kind}}
     # x-should-retry: the OpenAI and Anthropic SDKs retry 429s unless told not to
     return JSONResponse(body, status_code=status, headers={"x-should-retry": "false"})
+
+
+def _upstream_failure(provider: str, message: str, tap: _Tap | None) -> JSONResponse:
+    """The 502 a client gets when the upstream cannot be reached or breaks off its answer;
+    recorded as the client got it, so a replay answers the same way."""
+    failed = _error(provider, 502, "api_error", message)
+    if tap is not None:
+        tap.finish(failed.status_code, failed.headers, failed.body)
+    return failed
 
 
 def _budget_refusal(provider: str, message: str) -> JSONResponse:
