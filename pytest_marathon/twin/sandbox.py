@@ -27,7 +27,13 @@ from pytest_marathon.twin.sandbox_errors import (
 from pytest_marathon.twin.sandbox_guards import Budget, Guards, build_builtins, build_std_modules
 from pytest_marathon.twin.sandbox_lint import lint_sources
 from pytest_marathon.twin.sandbox_policy import ALLOWED_MODULES, policy_for
-from pytest_marathon.twin.sandbox_testing import TestContext, raises
+from pytest_marathon.twin.sandbox_testing import (
+    TestContext,
+    TestHttpError,
+    TestRpcError,
+    TestSqlError,
+    raises,
+)
 
 __all__ = [
     "ALLOWED_MODULES", "CompiledService", "SandboxError", "SandboxLimit", "SandboxRefusal",
@@ -157,7 +163,8 @@ class ServiceInstance:
         if level == 0 and name in self._std:
             return self._std[name]
         if level == 0 and name == TESTING_MODULE:
-            return types.SimpleNamespace(TestContext=TestContext, raises=raises)
+            return types.SimpleNamespace(TestContext=TestContext, raises=raises, TestHttpError=TestHttpError,
+                                         TestSqlError=TestSqlError, TestRpcError=TestRpcError)
         if level == 0 and name in self.compiled.codes:
             return _ModuleView(name, self._load(name))
         self.budget.refuse(f'import of "{name}" is not allowed')

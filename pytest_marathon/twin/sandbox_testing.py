@@ -67,6 +67,69 @@ class InMemoryDatastore:
         return sum(1 for name in names if target.pop(name, None) is not None)
 
 
+class TestHttpError(Exception):
+    """Same shape as the twin's ``HttpError``: a transport failure (``kind``: refused, nxdomain,
+    timeout, reset, canceled) and the caller library's message."""
+
+    __test__ = False
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+class TestSqlError(Exception):
+    """Same shape as the twin's ``SqlError``: a PostgreSQL sqlstate, the server's (or the driver's)
+    message, and ``kind`` (server, refused, nxdomain, timeout, auth)."""
+
+    __test__ = False
+
+    def __init__(self, sqlstate: str, message: str, kind: str = "server") -> None:
+        super().__init__(message)
+        self.sqlstate = sqlstate
+        self.message = message
+        self.kind = kind
+
+
+class CannedDatabase:
+    """``ctx.sql(dsn)`` for unit tests: each statement gets the rows (or raises the error) of the
+    first canned entry whose key occurs in its SQL text; ``statements`` records what ran."""
+
+    def __init__(self, canned: dict[str, Any], statements: list[tuple[str, tuple[Any, ...]]]) -> None:
+        self.canned = canned
+        self.statements = statements
+
+    def _answer(self, sql: str, params: tuple[Any, ...]) -> Any:
+        self.statements.append((sql, params))
+        for key, answer in self.canned.items():
+            if key in sql:
+                if isinstance(answer, BaseException):
+                    raise answer
+                return answer(params) if callable(answer) else answer
+        return []
+
+    def query(self, sql: str, *params: Any) -> list[dict[str, Any]]:
+        return [dict(row) for row in self._answer(sql, params)]
+
+    def execute(self, sql: str, *params: Any) -> int:
+        answer = self._answer(sql, params)
+        return answer if isinstance(answer, int) else len(answer)
+
+
+class KafkaProducerDouble:
+    """``ctx.kafka(addr)`` for unit tests: ``send`` appends to the context's ``sent`` list."""
+
+    def __init__(self, ctx: TestContext) -> None:
+        self.ctx = ctx
+
+    def send(self, topic: str, value: Any, key: str | None = None, headers: dict[str, str] | None = None) -> int:
+        if self.ctx.kafka_error is not None:
+            raise TestRpcError(*self.ctx.kafka_error)
+        self.ctx.sent.append((topic, value, key))
+        return len(self.ctx.sent) - 1
+
+
 class TestExit(Exception):  # noqa: N818 - mirrors the twin's ``ctx.Exit``
     """``raise ctx.Exit(code)``: the process exits on purpose (after log.Fatalf)."""
 
@@ -85,12 +148,15 @@ class TestContext:
 
     __test__ = False
     RpcError = TestRpcError
+    HttpError = TestHttpError
+    SqlError = TestSqlError
     Exit = TestExit
 
     def __init__(self, env: dict[str, str] | None = None,
                  responses: dict[str, Any] | None = None, flags: dict[str, Any] | None = None,
                  now: float = 0.0, request_id: str = "req-test-1",
-                 datastore_error: tuple[str, str] | None = None) -> None:
+                 datastore_error: tuple[str, str] | None = None, http: dict[str, Any] | None = None,
+                 sql: dict[str, Any] | None = None, kafka_error: tuple[str, str] | None = None) -> None:
         self.environment = dict(env or {})
         self.responses = dict(responses or {})
         self.flags = dict(flags or {})
@@ -102,6 +168,12 @@ class TestContext:
         self.work_ms = 0.0
         self.slept_ms = 0.0
         self.stores: dict[str, InMemoryDatastore] = {}
+        self.http_responses = dict(http or {})
+        self.sql_canned = dict(sql or {})
+        self.kafka_error = kafka_error
+        self.sent: list[tuple[str, Any, str | None]] = []
+        self.statements: list[tuple[str, tuple[Any, ...]]] = []
+        self.requests: list[dict[str, Any]] = []
 
     def env(self, name: str, default: str | None = None) -> str | None:
         return self.environment.get(name, default)
@@ -136,6 +208,29 @@ class TestContext:
         if self.datastore_error is not None:
             raise TestRpcError(*self.datastore_error)
         return self.stores.setdefault(addr, InMemoryDatastore())
+
+    def http(self, method: str, url: str, body: Any = None, timeout_ms: float | None = None) -> dict[str, Any]:
+        """Canned by ``"METHOD /path"`` (the URL's path, without host or query)."""
+        rest = url.split("://", 1)[-1]
+        path = "/" + rest.split("/", 1)[1] if "/" in rest else "/"
+        path = path.split("?", 1)[0]
+        request = {"method": method, "url": url, "body": body, "timeout_ms": timeout_ms}
+        self.requests.append(request)
+        key = f"{method} {path}"
+        if key not in self.http_responses:
+            raise TestHttpError("refused", f"no canned response for {key}")
+        canned = self.http_responses[key]
+        if isinstance(canned, BaseException):
+            raise canned
+        if callable(canned):
+            return canned(request)
+        return dict(canned)
+
+    def sql(self, dsn: str) -> CannedDatabase:
+        return CannedDatabase(self.sql_canned, self.statements)
+
+    def kafka(self, addr: str) -> KafkaProducerDouble:
+        return KafkaProducerDouble(self)
 
     def methods_called(self) -> list[str]:
         return [call["method"] for call in self.calls]
