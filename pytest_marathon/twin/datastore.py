@@ -37,6 +37,7 @@ class RedisServer:
         self.also_accepted: set[str] = set()
         self.maxmemory = maxmemory
         self.data: dict[str, Any] = {}
+        self.ttl: dict[str, int] = {}
         self.used_bytes = BASE_USED_BYTES
         self.failed_calls: dict[str, int] = {}
         self.rejected_calls: dict[str, int] = {}
@@ -86,6 +87,13 @@ class RedisServer:
             return value if isinstance(value, str) or value is None else self._wrongtype(command)
         if command == "exists":
             return 1 if key in data else 0
+        if command == "expire":
+            # the TTL is kept, not enforced: carts expire after 60 minutes (astronomy cart's
+            # ValkeyCartStore), while the user sessions that fill them last minutes
+            if key not in data:
+                return 0
+            self.ttl[key] = int(float(args[0]))
+            return 1
         if command == "hgetall":
             value = data.get(key, {})
             return dict(value) if isinstance(value, dict) else self._wrongtype(command)
@@ -164,3 +172,6 @@ class DatastoreClient:
 
     def hdel(self, key: str, field: str) -> int:
         return self._run("hdel", key, field)
+
+    def expire(self, key: str, seconds: Any) -> int:
+        return self._run("expire", key, seconds)

@@ -28,6 +28,7 @@ class InMemoryDatastore:
     def __init__(self) -> None:
         self.strings: dict[str, str] = {}
         self.hashes: dict[str, dict[str, str]] = {}
+        self.ttl: dict[str, int] = {}
 
     def get(self, key: str) -> str | None:
         return self.strings.get(key)
@@ -61,6 +62,12 @@ class InMemoryDatastore:
         added = sum(1 for f in fields if f not in target)
         target.update({f: str(v) for f, v in fields.items()})
         return added
+
+    def expire(self, key: str, seconds: Any) -> int:
+        if not self.exists(key):
+            return 0
+        self.ttl[key] = int(float(seconds))
+        return 1
 
     def hdel(self, key: str, *names: str) -> int:
         target = self.hashes.get(key, {})
