@@ -24,6 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_marathon.twin.appspec import SERVER_KINDS
+
 #: Kinds and their weights. `rebuild` is a harmless commit under a CI tag (the code family); the
 #: others are named by what they change. Weights follow the rough mix of a busy team's history:
 #: mostly image releases, then configuration.
@@ -104,7 +106,7 @@ def _busy(target: str, start: float, end: float, windows: Sequence[tuple[str, fl
 def candidates(topology: Mapping[str, Any]) -> dict[str, list[str]]:
     """The services each kind may change, from the app's topology: every service for most kinds
     (never a datastore), only callers that name another service's address for `env`."""
-    code = [d["name"] for d in topology["deployments"] if d.get("kind") != "datastore"]
+    code = [d["name"] for d in topology["deployments"] if d.get("kind") not in SERVER_KINDS]
     with_addr = sorted({e["from"] for e in topology["edges"] if e.get("to") is not None} & set(code))
     chosen: dict[str, list[str]] = {kind: code for kind in KINDS if kind != "env"}
     chosen["env"] = with_addr

@@ -16,7 +16,10 @@ from pytest_marathon import yamlio
 from pytest_marathon.twin.quantities import QuantityError, parse_cpu, parse_memory
 
 APPS_DIR = Path(__file__).parent / "apps"
-WORKLOAD_KINDS = ("http", "grpc", "datastore")
+# `consumer`: a Kafka consumer with no Service (accounting, fraud-detection); `kafka`, `postgres`
+# and `flagd` are servers the engine provides, like the redis `datastore`
+WORKLOAD_KINDS = ("http", "grpc", "datastore", "consumer", "kafka", "postgres", "flagd")
+SERVER_KINDS = ("datastore", "kafka", "postgres", "flagd")
 PROBE_TYPES = ("http", "grpc", "tcp")
 
 
@@ -59,6 +62,13 @@ class DeploymentSpec:
     termination_grace_seconds: int = 30  # the API server's default when the manifest sets none
     # whether the service's code installs OpenTelemetry tracing (spans of its own and of its calls)
     traced: bool = True
+    # a Kafka consumer's subscription: broker_env, topic, group, offset_reset, on_error
+    consumer: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def has_code(self) -> bool:
+        """Whether the container runs service code (not a server the engine provides)."""
+        return self.kind not in SERVER_KINDS
 
 
 @dataclass(frozen=True)
@@ -69,6 +79,9 @@ class ServiceSpec:
     selector: str
     type: str = "ClusterIP"
     port_name: str = ""
+    # Service.spec.trafficDistribution: "PreferClose" keeps traffic in the caller's zone while
+    # that zone has a ready endpoint (Kubernetes 1.31+)
+    traffic_distribution: str = ""
 
 
 @dataclass(frozen=True)
@@ -87,6 +100,17 @@ class LoadTask:
 
 
 @dataclass(frozen=True)
+class RequestTemplate:
+    """One HTTP request of a load task (`load.tasks.<task>.requests[i]`): `{name}` placeholders in
+    the path and body are filled from the task's draw of `load.values` (`{user}`: a fresh id per
+    task, `{person}`: one of `load.people`, `{name:int}`: the value as an integer)."""
+
+    method: str
+    path: str
+    body: Any = None
+
+
+@dataclass(frozen=True)
 class LoadSpec:
     users: int
     wait_seconds: tuple[float, float]
@@ -96,6 +120,33 @@ class LoadSpec:
     currencies: tuple[str, ...]
     quantity: tuple[int, int]
     checkout_form: dict[str, Any]
+    # request-template form (an app whose load generator speaks HTTP paths, not route names)
+    requests: dict[str, tuple[RequestTemplate, ...]] = field(default_factory=dict)
+    repeat: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # task -> (low, high, first n)
+    flag_of: dict[str, str] = field(default_factory=dict)  # task -> flag whose value is its count
+    values: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    people: tuple[dict[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class ZoneSpec:
+    """Two or more zones: where the load enters, the one-way latency between zones, and whether
+    each deployment's replicas are spread one per zone (topologySpreadConstraints on the zone)."""
+
+    entry: str = ""
+    cross_zone_ms: float = 0.0
+    spread: bool = False
+
+
+@dataclass(frozen=True)
+class FlagSource:
+    """Feature flags served by a flagd deployment from a ConfigMap's flag file."""
+
+    deployment: str
+    configmap: str
+    key: str
+    host_env: str
+    port_env: str
 
 
 @dataclass(frozen=True)
@@ -114,6 +165,8 @@ class AppSpec:
     services: dict[str, ServiceSpec]
     infrastructure: dict[str, dict[str, Any]]
     load: LoadSpec
+    zones: ZoneSpec = ZoneSpec()
+    flags: FlagSource | None = None
 
     @property
     def services_dir(self) -> Path:
@@ -181,6 +234,7 @@ def load_app_file(path: Path) -> AppSpec:
             selector=r.get(body, "selector", f"{where}.selector", str),
             type=r.get(body, "type", f"{where}.type", str, "ClusterIP"),
             port_name=r.get(body, "port_name", f"{where}.port_name", str, ""),
+            traffic_distribution=r.get(body, "trafficDistribution", f"{where}.trafficDistribution", str, ""),
         )
         if svc.selector not in deployments:
             raise r.fail(f"{where}.selector", f"no deployment named {svc.selector!r}")
@@ -218,6 +272,11 @@ def load_app_file(path: Path) -> AppSpec:
                 raise r.fail(
                     f"deployments.{dep.name}.secret_env.{var}", f"secret {secret!r} has no key {key!r}"
                 )
+    zones = _zones(r, raw, nodes)
+    if zones.spread:
+        # every Service prefers its caller's zone (the sites' failover, docs/fidelity.md)
+        services = {name: _prefer_close(svc) for name, svc in services.items()}
+    flags = _flags(r, raw, deployments, configmaps)
     return AppSpec(
         app=r.get(raw, "app", "app", str),
         namespace=r.get(raw, "namespace", "namespace", str),
@@ -232,8 +291,50 @@ def load_app_file(path: Path) -> AppSpec:
         deployments=deployments,
         services=services,
         infrastructure=dict(r.get(raw, "infrastructure", "infrastructure", dict, {})),
-        load=_load(r, r.get(raw, "load", "load", dict), deployments[entry_deployment]),
+        load=_load(r, r.get(raw, "load", "load", dict), deployments[entry_deployment], path.parent),
+        zones=zones,
+        flags=flags,
     )
+
+
+def _prefer_close(svc: ServiceSpec) -> ServiceSpec:
+    if svc.traffic_distribution:
+        return svc
+    return ServiceSpec(svc.name, svc.port, svc.target_port, svc.selector, svc.type, svc.port_name, "PreferClose")
+
+
+def _zones(r: _Reader, raw: dict[str, Any], nodes: list[NodeSpec]) -> ZoneSpec:
+    body = r.get(raw, "zones", "zones", dict, None)
+    if body is None:
+        return ZoneSpec()
+    known = sorted({n.zone for n in nodes})
+    entry = r.get(body, "entry", "zones.entry", str)
+    if entry not in known:
+        raise r.fail("zones.entry", f"no node is in zone {entry!r}; zones: {', '.join(known)}")
+    return ZoneSpec(
+        entry=entry,
+        cross_zone_ms=float(r.get(body, "cross_zone_ms", "zones.cross_zone_ms", (int, float), 0.0)),
+        spread=r.get(body, "spread", "zones.spread", bool, False),
+    )
+
+
+def _flags(r: _Reader, raw: dict[str, Any], deployments: dict[str, DeploymentSpec],
+           configmaps: dict[str, dict[str, str]]) -> FlagSource | None:
+    body = r.get(raw, "flags", "flags", dict, None)
+    if body is None:
+        return None
+    source = FlagSource(
+        deployment=r.get(body, "deployment", "flags.deployment", str),
+        configmap=r.get(body, "configmap", "flags.configmap", str),
+        key=r.get(body, "key", "flags.key", str),
+        host_env=r.get(body, "host_env", "flags.host_env", str),
+        port_env=r.get(body, "port_env", "flags.port_env", str),
+    )
+    if source.deployment not in deployments or deployments[source.deployment].kind != "flagd":
+        raise r.fail("flags.deployment", f"no flagd deployment named {source.deployment!r}")
+    if source.key not in configmaps.get(source.configmap, {}):
+        raise r.fail("flags.configmap", f"configmap {source.configmap!r} has no key {source.key!r}")
+    return source
 
 
 def _quantity(r: _Reader, parse: Any, value: Any, where: str) -> Any:
@@ -249,9 +350,17 @@ def _deployment(r: _Reader, name: str, body: Any) -> DeploymentSpec:
     if kind not in WORKLOAD_KINDS:
         raise r.fail(f"{w}.kind", f"expected one of {', '.join(WORKLOAD_KINDS)}, got {kind!r}")
     resources = r.get(body, "resources", f"{w}.resources", dict)
+    limits = r.get(resources, "limits", f"{w}.resources.limits", dict)
+    r.get(limits, "memory", f"{w}.resources.limits.memory", str)
+    # the API server defaults a missing request to the limit; a missing CPU limit is no limit
+    requests = r.get(resources, "requests", f"{w}.resources.requests", dict, None)
+    if requests is None:
+        resources = {**resources, "requests": {k: v for k, v in limits.items()}}
     for part in ("requests", "limits"):
-        section = r.get(resources, part, f"{w}.resources.{part}", dict)
-        _quantity(r, parse_cpu, r.get(section, "cpu", f"{w}.resources.{part}.cpu", str), f"{w}.resources.{part}.cpu")
+        section = resources[part]
+        cpu = r.get(section, "cpu", f"{w}.resources.{part}.cpu", str, None)
+        if cpu is not None:
+            _quantity(r, parse_cpu, cpu, f"{w}.resources.{part}.cpu")
         _quantity(
             r, parse_memory, r.get(section, "memory", f"{w}.resources.{part}.memory", str), f"{w}.resources.{part}.memory"
         )
@@ -275,7 +384,7 @@ def _deployment(r: _Reader, name: str, body: Any) -> DeploymentSpec:
             http_method=r.get(mbody, "method", f"{mw}.method", str, ""),
             path=r.get(mbody, "path", f"{mw}.path", str, ""),
         )
-    if kind != "datastore" and not methods:
+    if kind not in SERVER_KINDS and not methods:
         raise r.fail(f"{w}.{section}", "at least one is required")
     secret_env = {}
     for var, ref in r.get(body, "secret_env", f"{w}.secret_env", dict, {}).items():
@@ -310,12 +419,85 @@ def _deployment(r: _Reader, name: str, body: Any) -> DeploymentSpec:
         termination_grace_seconds=r.get(body, "terminationGracePeriodSeconds",
                                          f"{w}.terminationGracePeriodSeconds", int, 30),
         traced=r.get(body, "traced", f"{w}.traced", bool, True),
+        consumer=_consumer(r, body, kind, w),
         # Secret references come first so literal values can refer to them with $(VAR)
         env_order=(*secret_env, *(k for k in env if k not in secret_env)),
     )
 
 
-def _load(r: _Reader, body: dict[str, Any], entry: DeploymentSpec) -> LoadSpec:
+def _consumer(r: _Reader, body: Any, kind: str, w: str) -> dict[str, Any]:
+    section = r.get(body, "consumer", f"{w}.consumer", dict, {})
+    if kind != "consumer":
+        if section:
+            raise r.fail(f"{w}.consumer", "only a deployment of kind consumer subscribes")
+        return {}
+    for key in ("broker_env", "topic", "group"):
+        r.get(section, key, f"{w}.consumer.{key}", str)
+    if r.get(section, "offset_reset", f"{w}.consumer.offset_reset", str, "latest") not in ("earliest", "latest"):
+        raise r.fail(f"{w}.consumer.offset_reset", "expected earliest or latest")
+    if r.get(section, "on_error", f"{w}.consumer.on_error", str, "log") not in ("log", "exit"):
+        raise r.fail(f"{w}.consumer.on_error", "expected log or exit")
+    return {"offset_reset": "latest", "on_error": "log", **section}
+
+
+def _load(r: _Reader, body: dict[str, Any], entry: DeploymentSpec, app_dir: Path) -> LoadSpec:
+    if any("requests" in (t or {}) for t in r.get(body, "tasks", "load.tasks", dict).values()):
+        return _request_load(r, body, app_dir)
+    return _route_load(r, body, entry)
+
+
+def _request_load(r: _Reader, body: dict[str, Any], app_dir: Path) -> LoadSpec:
+    """A load mix written as HTTP requests (`method`, `path`, `body` templates)."""
+    wait = r.get(body, "wait_seconds", "load.wait_seconds", list)
+    tasks, requests, repeat, flag_of = [], {}, {}, {}
+    for tname, tbody in r.get(body, "tasks", "load.tasks", dict).items():
+        tw = f"load.tasks.{tname}"
+        templates = []
+        for i, req in enumerate(r.get(tbody, "requests", f"{tw}.requests", list)):
+            method = r.get(req, "method", f"{tw}.requests[{i}].method", str)
+            templates.append(RequestTemplate(method.upper(), r.get(req, "path", f"{tw}.requests[{i}].path", str),
+                                             req.get("body")))
+        requests[tname] = tuple(templates)
+        rep = r.get(tbody, "repeat", f"{tw}.repeat", dict, None)
+        if rep is not None:
+            times = r.get(rep, "times", f"{tw}.repeat.times", list)
+            repeat[tname] = (int(times[0]), int(times[1]), r.get(rep, "first", f"{tw}.repeat.first", int))
+        flag = r.get(tbody, "flag", f"{tw}.flag", str, "")
+        if flag:
+            flag_of[tname] = flag
+        tasks.append(LoadTask(tname, r.get(tbody, "weight", f"{tw}.weight", int), tuple(f"{tname}#{i}" for i in range(len(templates)))))
+    on_start = tuple(r.get(body, "on_start", "load.on_start", list, []))
+    for name in on_start:
+        if name not in requests:
+            raise r.fail("load.on_start", f"no task named {name!r}")
+    values = {str(k): tuple(v) for k, v in r.get(body, "values", "load.values", dict, {}).items()}
+    people: tuple[dict[str, Any], ...] = ()
+    people_file = r.get(body, "people", "load.people", str, "")
+    if people_file:
+        path = app_dir / people_file
+        if not path.is_file():
+            raise r.fail("load.people", f"no file {path}")
+        people = tuple(dict(p) for p in yamlio.safe_load(path.read_text()))
+    if len(wait) != 2:
+        raise r.fail("load.wait_seconds", "expected [low, high]")
+    return LoadSpec(
+        users=r.get(body, "users", "load.users", int),
+        wait_seconds=(float(wait[0]), float(wait[1])),
+        on_start=on_start,
+        tasks=tuple(tasks),
+        products=tuple(values.get("product", ())),
+        currencies=(),
+        quantity=(1, 1),
+        checkout_form={},
+        requests=requests,
+        repeat=repeat,
+        flag_of=flag_of,
+        values=values,
+        people=people,
+    )
+
+
+def _route_load(r: _Reader, body: dict[str, Any], entry: DeploymentSpec) -> LoadSpec:
     wait = r.get(body, "wait_seconds", "load.wait_seconds", list)
     quantity = r.get(body, "quantity", "load.quantity", list)
     tasks = []

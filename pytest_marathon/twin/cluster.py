@@ -120,7 +120,10 @@ class Cluster:
         """The CPU a container gets per CFS period. The kubelet never writes a quota below 1 ms per
         100 ms period (MinQuotaPeriod in MilliCPUToQuota, pkg/kubelet/cm/helpers_linux.go), so a
         limit under 10m behaves as 10m."""
-        return max(parse_cpu(pod.template.resources["limits"]["cpu"]), 0.01)
+        cpu = pod.template.resources["limits"].get("cpu")
+        if cpu is None:  # no CPU limit: the container may use the whole node
+            return self.nodes[pod.node].cpu
+        return max(parse_cpu(cpu), 0.01)
 
     # --- spec changes (a new revision each) ---------------------------------------------------
     def change_template(self, name: str, template: PodTemplate, change_cause: str, now: float) -> ReplicaSet:
@@ -287,7 +290,7 @@ class Cluster:
             self._create_pod(rs, now)
 
     def _create_pod(self, rs: ReplicaSet, now: float) -> None:
-        node = self._schedule(rs.template)
+        node = self._schedule(rs.template, rs.deployment)
         suffix = "".join(self._name_rng.choice(POD_NAME_ALPHABET) for _ in range(5))
         name = f"{rs.name}-{suffix}"
         if node is None:
@@ -311,18 +314,32 @@ class Cluster:
         self.events.add(now, "Normal", "Scheduled", "Pod", name,
                         f"Successfully assigned {self.namespace}/{name} to {node.name}")
 
-    def _schedule(self, template: PodTemplate) -> Node | None:
-        want = parse_cpu(template.resources["requests"]["cpu"])
-        best: tuple[float, str] | None = None
+    def _schedule(self, template: PodTemplate, deployment: str = "") -> Node | None:
+        """The least-requested node with room. With zone spreading (`zones.spread`: every
+        Deployment carries a topologySpreadConstraint on topology.kubernetes.io/zone, maxSkew 1,
+        ScheduleAnyway) a zone holding fewer of the deployment's pods is preferred first."""
+        want = cpu_request(template)
+        spread = self.spec.zones.spread and deployment
+        per_zone: dict[str, int] = {}
+        if spread:
+            for p in self.pods.values():
+                if p.deployment == deployment and not p.terminating:
+                    zone = self.nodes[p.node].zone
+                    per_zone[zone] = per_zone.get(zone, 0) + 1
+        best: tuple[int, float, int, str] | None = None
         for node in self.nodes.values():
             if not node.condition_ready:
                 continue
-            used = sum(parse_cpu(p.template.resources["requests"]["cpu"]) for p in self.pods.values() if p.node == node.name)
+            used = sum(cpu_request(p.template) for p in self.pods.values() if p.node == node.name)
             if used + want > node.cpu:
                 continue
-            if best is None or (used, node.name) < best:
-                best = (used, node.name)
-        return self.nodes[best[1]] if best else None
+            # pods already there break ties (the scheduler's balanced allocation; the demo's pods
+            # request no CPU, so requests alone would stack them on the first node)
+            crowd = sum(1 for p in self.pods.values() if p.node == node.name) if spread else 0
+            key = (per_zone.get(node.zone, 0) if spread else 0, used, crowd, node.name)
+            if best is None or key < best:
+                best = key
+        return self.nodes[best[3]] if best else None
 
     def delete_pod(self, pod: Pod, now: float, grace_seconds: int | None = None) -> None:
         """Graceful deletion: the pod leaves its Service at once and its ReplicaSet stops counting
@@ -659,3 +676,10 @@ def _listen_port(env: Mapping[str, str], default: int) -> int:
         return int(env.get("PORT", default))
     except ValueError:
         return -1
+
+
+def cpu_request(template: PodTemplate) -> float:
+    """The container's CPU request; none set (only a memory limit, as the OpenTelemetry demo's
+    chart writes) requests nothing."""
+    cpu = template.resources["requests"].get("cpu")
+    return parse_cpu(cpu) if cpu is not None else 0.0

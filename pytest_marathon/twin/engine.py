@@ -26,14 +26,14 @@ from pytest_marathon.backends.base import (
 )
 from pytest_marathon.determinism import rng_for
 from pytest_marathon.tsdb import SeriesStore
-from pytest_marathon.twin import images, probes
+from pytest_marathon.twin import addresses, images, probes
 from pytest_marathon.twin.appspec import load_app
 from pytest_marathon.twin.chaos import Chaos
 from pytest_marathon.twin.cluster import Cluster, ContainerCrash
 from pytest_marathon.twin.datastore import RedisServer
 from pytest_marathon.twin.events import EventLog
 from pytest_marathon.twin.langerrors import startup_failure
-from pytest_marathon.twin.load import LoadGenerator
+from pytest_marathon.twin.load import HTTP_STEP, LoadGenerator
 from pytest_marathon.twin.objects import (
     Pod,
     configmap_k8s,
@@ -73,6 +73,9 @@ class _Containers:
     def start(self, pod: Pod) -> None:
         twin = self.twin
         dep = twin.spec.deployments[pod.deployment]
+        if dep.kind in ("kafka", "postgres", "flagd"):
+            twin.start_server(pod)
+            return
         if dep.kind == "datastore":
             # redis' default maxmemory is 0, no limit (redis.conf); the manifest may set one
             limit = dep.datastore.get("maxmemory")
@@ -115,8 +118,10 @@ class Twin:
         self.registry = images.ImageRegistry()
         for name, dep in self.spec.deployments.items():
             folder = self.spec.services_dir / name
-            if dep.kind != "datastore" and folder.is_dir():
+            if dep.has_code and folder.is_dir():
                 self.registry.push_folder(dep.image, name, folder)
+            elif not dep.has_code:
+                self.registry.push_plain(dep.image)
         self.event_log = EventLog(self.namespace)
         self.telemetry = Telemetry(self.namespace)
         self.servers: dict[str, RedisServer] = {}
@@ -131,6 +136,7 @@ class Twin:
         self.cluster.probe_loss = lambda pod: self.chaos.pod_loss(pod.deployment)
         n_users = self.spec.load.users if users is None else int(users)
         self.load = LoadGenerator(self.spec.load, self.seed, n_users, WARMUP_START)
+        self.load.flag_value = self._load_generator_flag
         self._sample_rng = rng_for(self.seed, "sample")
         self._flags_by_image: dict[str, frozenset[str]] = {}
         self._request_counter = 0
@@ -175,7 +181,8 @@ class Twin:
                 self._request_counter += 1
                 request_id, trace_id = self._ids(self._request_counter)
                 outcome, trace = runtime.entry(route, request, task.t, request_id, trace_id)
-                self.telemetry.add_trace(trace_id, task.t, route, trace.spans, outcome.status)
+                label = f"{request['method']} {request['path']}" if route == HTTP_STEP else route
+                self.telemetry.add_trace(trace_id, task.t, label, trace.spans, outcome.status)
                 if outcome.failed:
                     failed += 1
                 if outcome.seconds > self.spec.slow_seconds:
@@ -186,6 +193,20 @@ class Twin:
         self.telemetry.add_sli(t1, total / TICK, failed / ran if ran else 0.0, slow / ran if ran else 0.0)
         if abs(t1 / SCRAPE_EVERY - round(t1 / SCRAPE_EVERY)) < 1e-9:
             self._scrape(t1)
+
+    def _load_generator_flag(self, name: str) -> Any:
+        """A flag as the load generator reads it (locust's flood_home asks flagd over OFREP): its
+        value while a flagd pod serves, else the task's default of 0."""
+        source = self.spec.flags
+        if source is None or not self.cluster.ready_pods(source.deployment):
+            return 0
+        flags = self.runtime._flag_file(source)
+        flag = flags.get(name, {})
+        return flag.get("variants", {}).get(flag.get("defaultVariant"), 0) if isinstance(flag, dict) else 0
+
+    def start_server(self, pod: Pod) -> None:
+        """A server the engine provides (Kafka broker, PostgreSQL, flagd): nothing to compile."""
+        pod.instance = None
 
     def _ids(self, n: int) -> tuple[str, str]:
         digest = hashlib.sha256(f"{self.seed}/{n}".encode()).hexdigest()
@@ -254,9 +275,9 @@ class Twin:
         edges = []
         for name, dep in sorted(self.cluster.deployments.items()):
             for var, value in sorted(dep.template.env.items()):
-                if not var.endswith("_ADDR"):
+                if not addresses.is_address_var(var):
                     continue
-                host = value.rsplit(":", 1)[0].split(".", 1)[0]
+                host = addresses.host_of(value)
                 target = services[host].selector if host in services else None
                 edges.append({"from": name, "to": target, "via": var, "address": value})
         return {
@@ -431,10 +452,33 @@ class Twin:
     def set_feature_flag(self, name: str, value: str) -> ActionResult:
         if not isinstance(name, str) or not name or not isinstance(value, str):
             raise BackendError("a feature flag needs a non-empty name and a string value")
+        if self.spec.flags is not None:
+            return self._set_flagd_variant(name, value)
         flags = self.cluster.configmaps.setdefault("feature-flags", {})
         flags[name] = value
         self.event_log.add(self._now, "Normal", "Updated", "ConfigMap", "feature-flags", f"flag {name} set")
         return ActionResult(True, f"configmap/feature-flags patched ({name}={value})", None, self._now)
+
+    def _set_flagd_variant(self, name: str, variant: str) -> ActionResult:
+        """flagd apps: choose the flag's default variant in the flag file flagd watches (what the
+        demo's flagd-ui writes); an unknown flag or variant changes nothing."""
+        source = self.spec.flags
+        data = self.cluster.configmaps.get(source.configmap, {})
+        try:
+            document = json.loads(data.get(source.key, ""))
+        except ValueError as exc:
+            raise BackendError(f"configmap/{source.configmap} {source.key} is not valid JSON: {exc}") from None
+        flags = document.get("flags", {})
+        if name not in flags:
+            raise BackendError(f"no feature flag {name!r}; flags: {', '.join(sorted(flags))}")
+        variants = flags[name].get("variants", {})
+        if variant not in variants:
+            raise BackendError(f"flag {name} has no variant {variant!r}; variants: {', '.join(variants)}")
+        flags[name]["defaultVariant"] = variant
+        data[source.key] = json.dumps(document, indent=2, sort_keys=True)
+        self.event_log.add(self._now, "Normal", "Updated", "ConfigMap", source.configmap, f"flag {name} set")
+        return ActionResult(True, f"configmap/{source.configmap} patched ({name} defaultVariant={variant})", None,
+                            self._now)
 
     def build_image(self, service: str, files: Mapping[str, str]) -> BuildResult:
         dep = self._deployment(service)

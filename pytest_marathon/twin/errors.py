@@ -67,3 +67,21 @@ class RpcError(Exception):
     @property
     def status_number(self) -> int:
         return code_number(self.code)
+
+
+HTTP_FAILURE_KINDS = ("refused", "nxdomain", "timeout", "reset", "canceled")
+
+
+class HttpError(Exception):
+    """An HTTP request that got no response (`ctx.http`): `kind` says why, `message` is what the
+    caller's HTTP library prints (`twin/httptexts.py`). A response with any status is no error."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        if kind not in HTTP_FAILURE_KINDS:
+            raise ValueError(f"unknown HTTP failure kind {kind!r}; use one of {', '.join(HTTP_FAILURE_KINDS)}")
+        super().__init__(message)
+        self.kind = kind
+        self.message = str(message)
+
+    def __str__(self) -> str:
+        return self.message

@@ -28,6 +28,7 @@ class ImageRegistry:
         self._files: dict[str, dict[str, str]] = {}
         self._service: dict[str, str] = {}
         self._compiled: dict[str, sandbox.CompiledService] = {}
+        self._plain: set[str] = set()
 
     def push(self, tag: str, service: str, files: dict[str, str]) -> None:
         self._files[tag] = dict(sorted(files.items()))
@@ -41,8 +42,13 @@ class ImageRegistry:
         }
         self.push(tag, service, files)
 
+    def push_plain(self, tag: str) -> None:
+        """An image with no service code of ours (a server the engine provides: valkey, Kafka,
+        PostgreSQL, flagd), pulled from its public registry."""
+        self._plain.add(tag)
+
     def exists(self, tag: str) -> bool:
-        return tag in self._files or ":" in tag and tag.split(":", 1)[0] in ("redis", "valkey")
+        return tag in self._files or tag in self._plain or ":" in tag and tag.split(":", 1)[0] in ("redis", "valkey")
 
     def files(self, tag: str) -> dict[str, str]:
         return dict(self._files.get(tag, {}))

@@ -20,17 +20,19 @@ nothing for symptom probes).
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
+from urllib.parse import parse_qsl, urlsplit
 
-from pytest_marathon.twin import instrumentation, langerrors, rpctexts
+from pytest_marathon.twin import httptexts, instrumentation, langerrors, routing, rpctexts
 from pytest_marathon.twin.appspec import AppSpec
 from pytest_marathon.twin.cluster import Cluster
 from pytest_marathon.twin.datastore import DatastoreClient, RedisServer
-from pytest_marathon.twin.errors import RpcError
+from pytest_marathon.twin.errors import HttpError, RpcError
 from pytest_marathon.twin.objects import Pod
 from pytest_marathon.twin.redis_config import parse_configuration
 from pytest_marathon.twin.sandbox_errors import SandboxError, SandboxLimit, UnknownMethod
@@ -138,6 +140,7 @@ class CallContext:
                  "_span_id", "_depth", "now", "request_id")
 
     RpcError = RpcError
+    HttpError = HttpError
     Exit = ContainerExit
 
     def __init__(self, rt: Runtime, pod: Pod, trace: _Trace, span_id: str, deadline_ms: float, depth: int = 1,
@@ -160,7 +163,7 @@ class CallContext:
         return self._pod.env.get(name, default)
 
     def flag(self, name: str, default: Any = None) -> Any:
-        return self._rt.cluster.configmaps.get("feature-flags", {}).get(name, default)
+        return self._rt.flag(self._pod, name, default)
 
     def log(self, level: str, message: str) -> None:
         level = str(level).lower()
@@ -187,6 +190,14 @@ class CallContext:
             limit, is_deadline = max(0.0, float(timeout_ms)), True
         return self._rt.call(self, str(addr), str(method), request if request is not None else {}, limit,
                              is_deadline)
+
+    def http(self, method: str, url: str, body: Any = None, timeout_ms: float | None = None) -> dict[str, Any]:
+        """One HTTP request; every status is returned, a transport failure raises `HttpError`."""
+        remaining = max(0.0, self._deadline_ms - self._elapsed_ms)
+        limit, is_deadline = remaining, self._deadline_set
+        if timeout_ms is not None and float(timeout_ms) < remaining:
+            limit, is_deadline = max(0.0, float(timeout_ms)), True
+        return self._rt.http_call(self, str(method).upper(), str(url), body, limit, is_deadline)
 
     def datastore(self, addr: str, password: str | None = None) -> DatastoreClient:
         """Connects (and authenticates) now, as a redis client's connect does; commands reconnect.
@@ -246,6 +257,11 @@ class Runtime:
         self.crashes = True
         self._round_robin: dict[str, int] = {}
         self._cluster_ips = {name: f"10.12.{i // 250}.{i % 250 + 10}" for i, name in enumerate(spec.services)}
+        # an app whose HTTP services get structured requests and report HTTP spans (astronomy)
+        self.structured_http = bool(spec.load.requests)
+        self._prefer_close = {svc.selector for svc in spec.services.values()
+                              if svc.traffic_distribution == "PreferClose"}
+        self._flag_cache: tuple[str, dict[str, Any]] | None = None
 
     def cluster_ip(self, service: str) -> str:
         return self._cluster_ips[service]
@@ -255,6 +271,8 @@ class Runtime:
         trace = _Trace(trace_id, request_id, t)
         spec = self.spec
         svc = spec.services[spec.entry_service]
+        if self.structured_http:
+            return self._entry_http(svc, request, trace)
         route_spec = spec.deployments[spec.entry_deployment].methods[route]
         pod = self._pick(svc.selector)
         if pod is None or pod.listen_port != svc.target_port:
@@ -276,6 +294,39 @@ class Runtime:
         if ms >= LOAD_CLIENT_TIMEOUT_MS:
             return Outcome(0, LOAD_CLIENT_TIMEOUT_MS / 1000.0, "timed out"), trace
         return Outcome(status, seconds, message if status >= 500 else "", response), trace
+
+    def _entry_http(self, svc: Any, request: dict[str, Any], trace: _Trace) -> tuple[Outcome, _Trace]:
+        """A load-generator request to the entry Service, from the entry zone (the active site)."""
+        zone = self.spec.zones.entry
+        pod = self._pick(svc.selector, zone)
+        if pod is None or pod.listen_port != svc.target_port:
+            return Outcome(0, 0.001, f"dial tcp {self.cluster_ip(svc.name)}:{svc.port}: connect: connection refused"), trace
+        crossing = self._crossing_ms(zone, pod)
+        status, body, ms, failure = self._serve_http(pod, request, trace, "", LOAD_CLIENT_TIMEOUT_MS - crossing)
+        ms += crossing
+        seconds = ms / 1000.0
+        if failure or trace.dropped:
+            return Outcome(0, seconds, failure or "EOF"), trace
+        if ms >= LOAD_CLIENT_TIMEOUT_MS:
+            return Outcome(0, LOAD_CLIENT_TIMEOUT_MS / 1000.0, "timed out"), trace
+        return Outcome(status, seconds, str(body)[:300] if status >= 500 else "", body), trace
+
+    def _serve_http(self, pod: Pod, request: dict[str, Any], trace: _Trace, parent: str, deadline_ms: float,
+                    depth: int = 1, deadline_set: bool = False, client: str = "go") -> tuple[int, Any, float, str]:
+        """(status, body, ms, transport failure) of one HTTP request served by `pod`."""
+        dep = self.spec.deployments[pod.deployment]
+        route, params = routing.match(dep.methods, str(request.get("method", "GET")), str(request.get("path", "/")))
+        if route is None:
+            # the framework's own 404/405, no handler runs
+            return int(params), "Not Found" if params == 404 else "Method Not Allowed", NETWORK_MS, ""
+        request = {**request, "params": params}
+        code, message, response, ms = self.serve(pod, route, request, trace, parent, deadline_ms, depth,
+                                                 deadline_set, client=client)
+        if trace.dropped and depth > 1:
+            trace.dropped = False
+            return 0, None, ms, "reset"
+        status, body = _http_answer(code, message, response)
+        return status, body, ms, ""
 
     # --- server side -------------------------------------------------------------------------------
     def serve(
@@ -343,6 +394,15 @@ class Runtime:
             route = dep.methods.get(method)
             name = f"{route.http_method} {route.path}" if route else method
             status = "STATUS_CODE_ERROR" if code != "OK" else "STATUS_CODE_UNSET"
+            if self.structured_http and isinstance(request, dict):
+                http_method = str(request.get("method", "GET"))
+                if route is not None and route.http_method == "*":
+                    name = http_method
+                elif route is not None:
+                    name = f"{http_method} {route.path}"
+                http_status, _body = _http_answer(code, message, response)
+                status = "STATUS_CODE_ERROR" if http_status >= 500 else "STATUS_CODE_UNSET"
+                attributes = {"http.request.method": http_method, "http.response.status_code": str(http_status)}
         self._span(
             trace,
             {
@@ -441,7 +501,7 @@ class Runtime:
             (code, message), ms = ended, limit_ms
         else:
             effect = self.edge_effect(caller.deployment, pod.deployment)
-            ms += effect.delay_ms
+            ms += effect.delay_ms + self._crossing_ms(self.zone_of(caller), pod)
             if effect.partitioned:
                 # packets vanish on an open connection; nothing ends the call but its context
                 (code, message), ms = ended, limit_ms
@@ -524,7 +584,7 @@ class Runtime:
             # iptables kube-proxy has no rule for a port the Service does not define: the SYN to
             # the ClusterIP is dropped and the dial hangs (kubernetes/kubernetes#22952)
             return svc.selector, None, DialFailure("timeout", ip=ip, port=port)
-        pod = self._pick(svc.selector)
+        pod = self._pick(svc.selector, self.zone_of(caller) if caller.node in self.cluster.nodes else "")
         if pod is None:
             # a Service with no ready endpoint: kube-proxy's REJECT rule refuses the connection
             return svc.selector, None, DialFailure("refused", ip=ip, port=port)
@@ -536,13 +596,122 @@ class Runtime:
             return svc.selector, None, DialFailure("refused", ip=ip, port=port)
         return svc.selector, pod, None
 
-    def _pick(self, deployment: str) -> Pod | None:
+    def zone_of(self, pod: Pod) -> str:
+        return self.cluster.nodes[pod.node].zone
+
+    def _crossing_ms(self, zone: str, pod: Pod) -> float:
+        """Round trip between zones: the request and its answer each cross once."""
+        if not zone or self.spec.zones.cross_zone_ms <= 0.0 or self.zone_of(pod) == zone:
+            return 0.0
+        return 2.0 * self.spec.zones.cross_zone_ms
+
+    def _pick(self, deployment: str, zone: str = "") -> Pod | None:
         ready = sorted((p for p in self.cluster.pods.values() if p.deployment == deployment and p.ready), key=lambda p: p.name)
         if not ready:
             return None
+        if zone and deployment in self._prefer_close:
+            # trafficDistribution: PreferClose: the caller's zone while it has a ready endpoint
+            local = [p for p in ready if self.zone_of(p) == zone]
+            ready = local or ready
         turn = self._round_robin.get(deployment, 0)
         self._round_robin[deployment] = turn + 1
         return ready[turn % len(ready)]
+
+    # --- HTTP between services -------------------------------------------------------------------
+    def http_call(self, ctx: CallContext, method: str, url: str, body: Any, limit_ms: float,
+                  is_deadline: bool = False) -> dict[str, Any]:
+        """One HTTP request from `ctx`'s pod (no retries; the client library's words on failure)."""
+        caller = ctx._pod
+        client = self.spec.deployments[caller.deployment].language
+        ctx._trace.calls += 1
+        split = urlsplit(url)
+        host, port = split.hostname or "", split.port or (443 if split.scheme == "https" else 80)
+        span_id = ctx._trace.new_span_id()
+        status, response_body, failure, ms = 0, None, "", NETWORK_MS
+        peer, pod, dial = self.resolve(caller, f"{host}:{port}")
+        if ctx._trace.calls > MAX_CALLS_PER_REQUEST or limit_ms <= 0.0 or ctx._depth >= MAX_CALL_DEPTH:
+            failure, ms = ("timeout" if is_deadline else "canceled"), max(0.0, limit_ms)
+        elif dial is not None:
+            if dial.kind == "timeout":
+                failure, ms = ("timeout", min(limit_ms, rpctexts.CONNECT_TIMEOUT_MS))
+            else:
+                failure = dial.kind
+        else:
+            effect = self.edge_effect(caller.deployment, pod.deployment)
+            ms += effect.delay_ms + self._crossing_ms(self.zone_of(caller), pod)
+            if effect.partitioned:
+                failure, ms = ("timeout" if is_deadline else "canceled"), limit_ms
+            else:
+                if effect.loss and self.rng.random() < effect.loss:
+                    ms += 200.0 * (2 ** int(self.rng.random() * 3))
+                path = split.path or "/"
+                request = {"method": method, "path": path, "query": dict(parse_qsl(split.query)),
+                           "body": body, "headers": {"content-type": "application/json"} if body is not None else {},
+                           "params": {}}
+                status, response_body, served_ms, transport = self._serve_http(
+                    pod, request, ctx._trace, span_id, limit_ms - ms, ctx._depth + 1, is_deadline, client)
+                ms += served_ms
+                failure = transport
+                if ms >= limit_ms:
+                    failure, ms = ("timeout" if is_deadline else "canceled"), limit_ms
+        ctx._elapsed_ms += ms
+        svc = self.spec.services.get(peer)
+        ip = self.cluster_ip(svc.name) if svc is not None else ""
+        attributes: dict[str, Any] = {"http.request.method": method}
+        if not failure:
+            attributes["http.response.status_code"] = str(status)
+        self._span(
+            ctx._trace,
+            {
+                "trace_id": ctx._trace.trace_id,
+                "span_id": span_id,
+                "parent_span_id": ctx._span_id,
+                "service": caller.deployment,
+                "pod": caller.name,
+                "name": method,
+                "kind": "SPAN_KIND_CLIENT",
+                "start": ctx.now,
+                "duration_ms": round(ms, 3),
+                "status": "STATUS_CODE_ERROR" if failure or status >= 400 else "STATUS_CODE_UNSET",
+                "status_message": httptexts.failure(client, failure, method, url, ip, port) if failure
+                else (f"HTTP {status}" if status >= 400 else ""),
+                "attributes": attributes,
+                "peer": f"{host}:{port}",
+            },
+            self.spec.deployments[caller.deployment].traced,
+        )
+        if failure:
+            raise HttpError(failure, httptexts.failure(client, failure, method, url, ip, port))
+        return {"status": status, "body": response_body}
+
+    # --- feature flags ---------------------------------------------------------------------------
+    def flag(self, caller: Pod, name: str, default: Any = None) -> Any:
+        """A flag as the caller's OpenFeature client evaluates it: through flagd when the app has
+        one (the caller's FLAGD_HOST:FLAGD_PORT must reach a ready flagd, else the caller's default,
+        as OpenFeature returns on any evaluation error), else the `feature-flags` ConfigMap."""
+        source = self.spec.flags
+        if source is None:
+            return self.cluster.configmaps.get("feature-flags", {}).get(name, default)
+        host, port = caller.env.get(source.host_env, ""), caller.env.get(source.port_env, "")
+        _peer, pod, failure = self.resolve(caller, f"{host}:{port}")
+        if failure is not None or pod is None or self.edge_effect(caller.deployment, pod.deployment).partitioned:
+            return default
+        flags = self._flag_file(source)
+        flag = flags.get(name)
+        if not isinstance(flag, dict) or flag.get("state", "ENABLED") != "ENABLED":
+            return default
+        variants = flag.get("variants", {})
+        return variants.get(flag.get("defaultVariant"), default) if isinstance(variants, dict) else default
+
+    def _flag_file(self, source: Any) -> dict[str, Any]:
+        text = self.cluster.configmaps.get(source.configmap, {}).get(source.key, "")
+        if self._flag_cache is None or self._flag_cache[0] != text:
+            try:
+                flags = json.loads(text).get("flags", {}) if text else {}
+            except (ValueError, AttributeError):
+                flags = {}  # flagd keeps serving its last good file; the twin serves none
+            self._flag_cache = (text, flags if isinstance(flags, dict) else {})
+        return self._flag_cache[1]
 
     def connect_datastore(self, caller: Pod, addr: str) -> tuple[RedisServer, float]:
         """A redis connection from `caller`. StackExchange.Redis (cartservice) reports a failed
@@ -562,6 +731,16 @@ class Runtime:
         op_ms = float(dep.datastore.get("op_ms", 0.3))
         pod.cpu_demand += op_ms / 1000.0 * self.weight
         return self.servers[pod.name], op_ms + NETWORK_MS + self.edge_effect(caller.deployment, pod.deployment).delay_ms
+
+
+def _http_answer(code: str, message: str, response: Any) -> tuple[int, Any]:
+    """(status, body) of an HTTP handler's result: a failed handler's status by its code, a
+    `{"status": n, "body": b}` answer as given, anything else 200 with itself as the body."""
+    if code != "OK":
+        return HTTP_STATUS_OF.get(code, 500), message
+    if isinstance(response, dict) and isinstance(response.get("status"), int):
+        return int(response["status"]), response.get("body")
+    return 200, response
 
 
 def _aspnetcore_status_log(code: str, message: str) -> str:

@@ -52,7 +52,9 @@ def scrape_cluster(tel: Telemetry, cluster: Cluster, servers: dict[str, RedisSer
                   (*ids, ("reason", pod.last_termination["reason"])), 1.0)
         for condition, value in (("true", pod.ready), ("false", not pod.ready), ("unknown", False)):
             gauge(t, "kube_pod_status_ready", (("pod", pod.name), ("condition", condition)), 1.0 if value else 0.0)
-        gauge(t, "kube_pod_container_resource_limits", (*ids, ("resource", "cpu"), ("unit", "core")), parse_cpu(limits["cpu"]))
+        if "cpu" in limits:  # kube-state-metrics writes a series per limit the container sets
+            gauge(t, "kube_pod_container_resource_limits", (*ids, ("resource", "cpu"), ("unit", "core")),
+                  parse_cpu(limits["cpu"]))
         gauge(t, "kube_pod_container_resource_limits", (*ids, ("resource", "memory"), ("unit", "byte")),
               memory_limit)
         gauge(t, "kube_pod_info", (("pod", pod.name), ("node", pod.node), ("created_by_name", pod.replica_set)), 1.0)

@@ -72,6 +72,18 @@ def http_server_labels(service: str, method: str, status: int) -> SeriesKey:
     return _labels(service, service, "SPAN_KIND_SERVER", status >= 500, attrs)
 
 
+def http_labels(span: dict[str, Any]) -> SeriesKey:
+    """Labels of an HTTP span that carries its own attributes (server spans named `<method>
+    <route>`, client spans `<method>`, semconv `docs/http/http-spans.md`): the status code is
+    absent on a client span that got no response; `server.address` is the dialled host."""
+    attrs = {key: str(value) for key, value in span["attributes"].items()
+             if key in ("http.request.method", "http.response.status_code")}
+    if span["kind"] == "SPAN_KIND_CLIENT":
+        attrs["server.address"] = _host(str(span.get("peer") or ""))
+    return _labels(str(span["service"]), str(span.get("name") or ""), str(span["kind"]),
+                   span["status"] == "STATUS_CODE_ERROR", attrs)
+
+
 def _labels(service: str, name: str, kind: str, error: bool, attrs: dict[str, str]) -> SeriesKey:
     labels = [
         ("job", service),

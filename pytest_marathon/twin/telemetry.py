@@ -92,6 +92,10 @@ class Telemetry:
         if weight <= 0 or not traced:
             return
         name = str(span.get("name") or "")
+        if "http.request.method" in span.get("attributes", {}):
+            labels = spanmetrics.http_labels(span)
+            _hist(self._spans, labels, spanmetrics.BUCKETS_MS).observe(float(span["duration_ms"]), weight)
+            return
         if span["kind"] == "SPAN_KIND_SERVER" and not span.get("parent_span_id") and not spanmetrics.is_grpc_name(name):
             self._entry_span = span  # the frontend's HTTP span; `http` adds its status
             return
