@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_marathon.backends.base import BackendError, secret_ref_text
 from pytest_marathon.determinism import rng_for
 from pytest_marathon.twin import rpctexts
+from pytest_marathon.twin.load import HTTP_STEP, fill, request_of
 from pytest_marathon.twin.runtime import _Trace
 
 if TYPE_CHECKING:
@@ -149,7 +150,24 @@ def _route_for(twin: Twin, route: str) -> str:
     raise BackendError(f"unknown route {route!r}; routes: {', '.join(sorted(m.path for m in routes.values()))}")
 
 
+def _task_steps(twin: Twin, spec: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """A load task's requests with the probe's fixed values: the first of each `load.values` list
+    unless the spec names one (`values: {product: ...}`), the probe's own user and first person."""
+    load = twin.spec.load
+    task = str(spec.get("task", ""))
+    if task not in load.requests:
+        raise BackendError(f"unknown load task {task!r}; tasks: {', '.join(sorted(load.requests))}")
+    values: dict[str, Any] = {key: options[0] for key, options in sorted(load.values.items()) if options}
+    values.update({str(k): v for k, v in dict(spec.get("values") or {}).items()})
+    values["user"] = values["session"] = PROBE_SESSION
+    if load.people:
+        values["person"] = {**load.people[0], "userId": PROBE_SESSION}
+    return [(HTTP_STEP, request_of(fill(template, values))) for template in load.requests[task]]
+
+
 def _request_probe(twin: Twin, spec: Mapping[str, Any]) -> bool:
+    if twin.spec.load.requests:
+        return _run_steps(twin, spec, _task_steps(twin, spec))
     route = _route_for(twin, str(spec.get("route", "/")))
     load = twin.spec.load
     base = {"session_id": PROBE_SESSION, "currency": str(spec.get("currency", "USD"))}
@@ -161,6 +179,10 @@ def _request_probe(twin: Twin, spec: Mapping[str, Any]) -> bool:
     if route == "checkout":
         request.update(load.checkout_form)
     steps.append((route, request))
+    return _run_steps(twin, spec, steps)
+
+
+def _run_steps(twin: Twin, spec: Mapping[str, Any], steps: list[tuple[str, dict[str, Any]]]) -> bool:
     limit = float(spec.get("max_seconds", twin.spec.slow_seconds))
     healthy = True
     for step, payload in steps:
@@ -239,6 +261,8 @@ def artifact_value(twin: Twin, artifact: str) -> str | None:
     name, _, part = rest.partition("/")
     cluster = twin.cluster
     if kind == "flag":
+        if twin.spec.flags is not None:
+            return twin.runtime._flag_file(twin.spec.flags).get(rest, {}).get("defaultVariant")
         return cluster.configmaps.get("feature-flags", {}).get(rest)
     if kind == "secret":
         return _secret_state(twin, rest)
