@@ -20,6 +20,24 @@ each server framework's handling of it is reproduced:
   thrown by handler.``; logs ``Error when executing service method '<Method>'.`` with the exception.
 * grpc-java (``io.grpc.internal.ServerImpl`` ``internalClose``): UNKNOWN with no description;
   ``SerializingExecutor`` logs ``Exception while executing runnable ...`` at SEVERE.
+
+The OpenTelemetry demo adds:
+
+* Next.js API routes (the Node.js frontend; ``next/dist/server/api-utils/node/api-resolver``
+  ``apiResolver``): the handler's rejection is logged with ``console.error`` and the client gets
+  500 ``Internal Server Error``.
+* Sinatra in production (the Ruby email service): ``Sinatra::Base#handle_exception!`` answers 500
+  and, with ``dump_errors`` on outside the test environment, logs ``<Class> - <message>:`` and the
+  backtrace.
+* actix-web (the Rust shipping service): a panic in a handler unwinds the worker thread, which
+  prints ``thread '<name>' panicked at <file>:<line>:`` and the message; the connection is dropped
+  without a response and actix starts a new worker (the process lives on).
+* Slim 4 with ``addErrorMiddleware(true, true, true)`` (the PHP quote service): 500 with the error
+  details, logged as ``Slim Application Error`` with ``Type:`` and ``Message:`` lines.
+* gRPC C++ (the currency service): an exception nothing catches ends in ``std::terminate``: the
+  C++ runtime prints ``terminate called after throwing an instance of '<type>'`` and ``what():``,
+  then aborts (SIGABRT, exit 134); a null dereference is a segmentation fault (exit 139).
+* Kotlin on the JVM (fraud-detection) words exceptions as Java does.
 """
 
 from __future__ import annotations
@@ -158,8 +176,75 @@ def _python_str(exc: BaseException) -> str:
     return str(exc)
 
 
+def ruby_exception(exc: BaseException) -> str:
+    """The Ruby exception the same mistake raises (``Class: message``; Ruby 3.4 quotes with ')."""
+    if not _is_builtin(exc):
+        return f"RuntimeError: {_message(exc)}"
+    if isinstance(exc, KeyError):
+        return f'KeyError: key not found: "{_missing_name(exc)}"'
+    if isinstance(exc, ZeroDivisionError):
+        return "ZeroDivisionError: divided by 0"
+    if isinstance(exc, ValueError):
+        found = _LITERAL.search(str(exc))
+        return f'ArgumentError: invalid value for Integer(): "{found.group(1) if found else ""}"'
+    if isinstance(exc, RecursionError):
+        return "SystemStackError: stack level too deep"
+    name = _missing_name(exc) or "[]"
+    return f"NoMethodError: undefined method '{name}' for nil"
+
+
+def rust_panic(exc: BaseException) -> str:
+    """The panic message the same mistake gives in Rust."""
+    if not _is_builtin(exc):
+        return _message(exc)
+    if isinstance(exc, IndexError):
+        return "index out of bounds: the len is 0 but the index is 0"
+    if isinstance(exc, ZeroDivisionError):
+        return "attempt to divide by zero"
+    if isinstance(exc, ValueError):
+        return "called `Result::unwrap()` on an `Err` value: ParseIntError { kind: InvalidDigit }"
+    if isinstance(exc, RecursionError):
+        return "thread has overflowed its stack"
+    return "called `Option::unwrap()` on a `None` value"
+
+
+def php_error(exc: BaseException) -> str:
+    """The PHP 8 error the same mistake throws (``Class: message``)."""
+    if not _is_builtin(exc):
+        return f"Exception: {_message(exc)}"
+    if isinstance(exc, KeyError):
+        return f'ErrorException: Undefined array key "{_missing_name(exc)}"'
+    if isinstance(exc, ZeroDivisionError):
+        return "DivisionByZeroError: Division by zero"
+    if isinstance(exc, ValueError):
+        return "ValueError: The value is not a valid number"
+    name = _missing_name(exc) or "get"
+    return f"Error: Call to a member function {name}() on null"
+
+
+def cpp_terminate(exc: BaseException) -> tuple[int, str]:
+    """(exit code, what the C++ runtime prints) for an exception no handler catches."""
+    if isinstance(exc, (KeyError, IndexError)):
+        return 134, "terminate called after throwing an instance of 'std::out_of_range'\n  what():  map::at"
+    if isinstance(exc, ValueError):
+        return 134, "terminate called after throwing an instance of 'std::invalid_argument'\n  what():  stod"
+    if _is_builtin(exc) and isinstance(exc, _NONE_LIKE + (ZeroDivisionError,)):
+        return 139, "Segmentation fault (core dumped)"
+    return 134, f"terminate called after throwing an instance of 'std::runtime_error'\n  what():  {_message(exc)}"
+
+
 def exception_text(language: str, exc: BaseException) -> str:
     """An exception as the service's own runtime names it (for a log line or a message)."""
+    if language == "ruby":
+        return ruby_exception(exc)
+    if language == "rust":
+        return rust_panic(exc)
+    if language == "php":
+        return php_error(exc)
+    if language == "cpp":
+        return cpp_terminate(exc)[1]
+    if language == "kotlin":
+        return java_exception(exc)
     if language == "go":
         return go_panic_value(exc)
     if language == "nodejs":
@@ -174,6 +259,27 @@ def exception_text(language: str, exc: BaseException) -> str:
 def handler_failure(language: str, kind: str, method: str, exc: BaseException, *, goroutine: int = 1,
                     peer: str = "") -> HandlerFailure:
     """How the service's server framework handles `exc` escaping the handler of `method`."""
+    if language == "nodejs" and kind == "http":
+        return HandlerFailure("INTERNAL", "Internal Server Error", [("error", node_error(exc))])
+    if language == "ruby":
+        text = ruby_exception(exc)
+        name, _, message = text.partition(": ")
+        return HandlerFailure("INTERNAL", "<h1>Internal Server Error</h1>",
+                              [("error", f"{name} - {message}:\n\tapp.rb in '{method}'")])
+    if language == "rust":
+        return HandlerFailure("UNAVAILABLE", "connection closed before message completed",
+                              [("error", f"thread 'actix-rt|system:0|arbiter:0' panicked at src/main.rs:\n"
+                                         f"{rust_panic(exc)}")], no_response=True)
+    if language == "php":
+        text = php_error(exc)
+        name, _, message = text.partition(": ")
+        return HandlerFailure("INTERNAL", f'{{"message": "{message}", "exception": [{{"type": "{name}"}}]}}',
+                              [("error", f"Slim Application Error\nType: {name}\nCode: 0\nMessage: {message}")])
+    if language == "cpp":
+        exit_code, text = cpp_terminate(exc)
+        return HandlerFailure("UNAVAILABLE", "Socket closed", [("error", text)], exit_code=exit_code)
+    if language == "kotlin":
+        language = "java"
     if language == "go":
         lines = go_panic_lines(exc, goroutine)
         if kind == "http":
@@ -203,6 +309,19 @@ def handler_failure(language: str, kind: str, method: str, exc: BaseException, *
 
 def startup_failure(language: str, exc: BaseException) -> tuple[int, list[str]]:
     """A crash while the process starts (main() panics or raises): exit code and what it printed."""
+    if language == "ruby":
+        text = ruby_exception(exc)
+        name, _, message = text.partition(": ")
+        return 1, [f"app.rb:1:in '<main>': {message} ({name})"]
+    if language == "rust":
+        return 101, [f"thread 'main' panicked at src/main.rs:\n{rust_panic(exc)}"]
+    if language == "php":
+        return 255, [f"PHP Fatal error:  Uncaught {php_error(exc)}"]
+    if language == "cpp":
+        exit_code, text = cpp_terminate(exc)
+        return exit_code, [text]
+    if language == "kotlin":
+        language = "java"
     if language == "go":
         return GO_EXIT_PANIC, ["\n".join(go_panic_lines(exc, 1))]
     if language == "nodejs":
@@ -222,7 +341,14 @@ PYTHON_EXCEPTION_NAMES = tuple(sorted(
     and name != "Exception"
 ))
 # JavaScript's own error classes that share a Python name (ECMA-262 NativeError types)
-_SHARED_NAMES = {"nodejs": {"TypeError", "SyntaxError"}}
+_SHARED_NAMES = {
+    "nodejs": {"TypeError", "SyntaxError"},
+    # Ruby's core classes of the same names (Ruby docs: Exception hierarchy)
+    "ruby": {"KeyError", "ZeroDivisionError", "TypeError", "IndexError", "NameError", "RuntimeError",
+             "NotImplementedError", "StopIteration", "ArgumentError", "SystemExit", "Exception"},
+    # PHP 8's built-in Error classes (php.net: Predefined Exceptions, SPL)
+    "php": {"TypeError", "ValueError", "ArithmeticError", "Exception", "RuntimeError"},
+}
 PYTHON_PHRASES = (
     "object has no attribute", "object is not subscriptable", "object is not callable",
     "object is not iterable", "unsupported operand type", "can only concatenate",

@@ -16,6 +16,12 @@ library; an unknown service or method by the server's. Texts are verbatim from:
   ``DNS resolution failed for HOST:PORT: C-ares status is not ARES_SUCCESS qtype=A name=HOST
   is_balancer=0: Domain name not found``; ``Method not found!`` (``grpc/_server.py``).
 * grpc-js (``server.ts``): ``The server does not implement the method /SERVICE/METHOD``.
+* grpc-js as a client (the OpenTelemetry demo's Next.js frontend, grpc-js 1.12): a refused dial is
+  ``No connection established. Last error: connect ECONNREFUSED IP:PORT`` (``subchannel.ts``,
+  ``load-balancer-pick-first.ts``; the library appends the time of the error, which the twin
+  leaves out), an unresolvable name ``Name resolution failed for target dns:HOST:PORT``
+  (``resolver-dns.ts``), a dropped connection ``Connection dropped``, an ended call ``Deadline
+  exceeded`` / ``Cancelled on client`` (``call-interface.ts``, ``deadline.ts``).
 * ASP.NET Core gRPC (``ServerCallHandlerFactory``): ``Service is unimplemented.``
 * grpc-java (``ServerImpl``): ``Method not found: SERVICE/METHOD``.
 
@@ -34,10 +40,12 @@ CONNECT_TIMEOUT_MS = 20_000.0
 #: StackExchange.Redis): what a search of the caller's log for that failure matches. The texts
 #: below are built around them.
 DIAL_WORDS: dict[str, dict[str, str]] = {
-    "refused": {"go": "connection refused", "python": "Connection refused", "redis": "Connection refused"},
+    "refused": {"go": "connection refused", "python": "Connection refused", "redis": "Connection refused",
+                "nodejs": "ECONNREFUSED"},
     "nxdomain": {"go": "produced zero addresses", "python": "DNS resolution failed",
-                 "redis": "Name or service not known"},
-    "timeout": {"go": "i/o timeout", "python": "Timeout occurred", "redis": "ConnectTimeout"},
+                 "redis": "Name or service not known", "nodejs": "Name resolution failed"},
+    "timeout": {"go": "i/o timeout", "python": "Timeout occurred", "redis": "ConnectTimeout",
+                "nodejs": "Failed to connect before the deadline"},
 }
 
 
@@ -51,18 +59,24 @@ def _c_core_connect(ip: str, port: int, detail: str) -> str:
 
 
 def refused(client: str, ip: str, port: int) -> str:
+    if client == "nodejs":
+        return f"No connection established. Last error: connect {DIAL_WORDS['refused']['nodejs']} {ip}:{port}"
     if client == "python":
         return _c_core_connect(ip, port, f"connect: {DIAL_WORDS['refused']['python']} (111)")
     return _go_dial(f"dial tcp {ip}:{port}: connect: {DIAL_WORDS['refused']['go']}")
 
 
 def dial_timeout(client: str, ip: str, port: int) -> str:
+    if client == "nodejs":
+        return f"No connection established. Last error: {DIAL_WORDS['timeout']['nodejs']}"
     if client == "python":
         return _c_core_connect(ip, port, f"{DIAL_WORDS['timeout']['python']}: FD Shutdown")
     return _go_dial(f"dial tcp {ip}:{port}: {DIAL_WORDS['timeout']['go']}")
 
 
 def no_such_host(client: str, host: str, addr: str) -> str:
+    if client == "nodejs":
+        return f"{DIAL_WORDS['nxdomain']['nodejs']} for target dns:{addr}"
     if client == "python":
         return (f"{DIAL_WORDS['nxdomain']['python']} for {addr}: C-ares status is not ARES_SUCCESS qtype=A "
                 f"name={host} is_balancer=0: Domain name not found")
@@ -80,14 +94,20 @@ def redis_unable_to_connect(endpoint: str, failure: str) -> str:
 def server_died(client: str) -> str:
     if client == "python":
         return "Socket closed"
+    if client == "nodejs":
+        return "Connection dropped"
     return "error reading from server: EOF"
 
 
 def deadline(client: str) -> str:
+    if client == "nodejs":
+        return "Deadline exceeded"
     return "Deadline Exceeded" if client == "python" else "context deadline exceeded"
 
 
 def canceled(client: str) -> str:
+    if client == "nodejs":
+        return "Cancelled on client"
     return "Cancelled" if client == "python" else "context canceled"
 
 
