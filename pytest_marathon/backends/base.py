@@ -186,6 +186,10 @@ class Backend(Protocol):
 
     def set_feature_flag(self, name: str, value: str) -> ActionResult: ...
 
+    def feature_flags(self) -> dict[str, str]:
+        """Every feature flag the app reads and its current value: the `feature-flags` ConfigMap's
+        entries, or for an app served by flagd each flag's default variant in the flag file."""
+
     def build_image(self, service: str, files: Mapping[str, str]) -> BuildResult: ...
 
     def deploy_image(self, deployment: str, image: str, change_cause: str = "") -> ActionResult: ...

@@ -381,6 +381,10 @@ class KubernetesBackend:
             raise BackendError("update_config needs env and/or resources")
         return self._change(deployment, env=env, resources=resources, change_cause=change_cause)
 
+    def feature_flags(self) -> dict[str, str]:
+        maps = [m for m in self.resources("configmaps") if m["metadata"]["name"] == "feature-flags"]
+        return dict((maps[0].get("data") or {}) if maps else {})
+
     def set_feature_flag(self, name: str, value: str) -> ActionResult:
         if self._operator_url is None:  # a merge patch of the shared ConfigMap, as kubectl patch sends it
             self._raw(self.core.patch_namespaced_config_map, "feature-flags", self.namespace, {"data": {name: value}})

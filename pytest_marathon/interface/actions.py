@@ -255,8 +255,7 @@ class Actions:
                               lambda: self._backend.set_feature_flag(name, value))
 
     def _feature_flags(self) -> dict[str, str]:
-        maps = self._backend.resources("configmaps", FLAGS_CONFIGMAP)
-        return dict((maps[0].get("data") or {}) if maps else {})
+        return self._backend.feature_flags()
 
     # source repair -----------------------------------------------------------------------------
     def propose_patch(self, args: Args) -> Outcome:

@@ -449,6 +449,13 @@ class Twin:
         return self._apply_change(deployment, env=env, resources=resources, probes_patch=None, image=None,
                                   change_cause=change_cause or _describe_change(env, resources))
 
+    def feature_flags(self) -> dict[str, str]:
+        if self.spec.flags is not None:
+            flags = self.runtime._flag_file(self.spec.flags)
+            return {name: str(flag.get("defaultVariant", "")) for name, flag in sorted(flags.items())
+                    if isinstance(flag, dict)}
+        return dict(self.cluster.configmaps.get("feature-flags", {}))
+
     def set_feature_flag(self, name: str, value: str) -> ActionResult:
         if not isinstance(name, str) or not name or not isinstance(value, str):
             raise BackendError("a feature flag needs a non-empty name and a string value")
