@@ -65,9 +65,10 @@ def app_documents(spec: AppSpec) -> list[dict[str, Any]]:
     docs: list[dict[str, Any]] = [namespace(ns)]
     docs += [secret(name, ns, data) for name, data in sorted(spec.secrets.items())]
     docs += [configmap_k8s(name, ns, data) for name, data in sorted(spec.configmaps.items())]
-    docs += [app_deployment(dep, ns) for _, dep in sorted(spec.deployments.items())]
+    docs += [app_deployment(dep, ns, spread=spec.zones.spread) for _, dep in sorted(spec.deployments.items())]
     for svc in sorted(spec.services.values(), key=lambda s: s.name):
-        doc = service_k8s(svc.name, ns, svc.port, svc.target_port, svc.selector, svc.type, "", svc.port_name)
+        doc = service_k8s(svc.name, ns, svc.port, svc.target_port, svc.selector, svc.type, "", svc.port_name,
+                          svc.traffic_distribution)
         del doc["spec"]["clusterIP"]  # the API server allocates it
         doc["metadata"]["labels"] = {"app": svc.selector}
         docs.append(doc)
@@ -76,9 +77,9 @@ def app_documents(spec: AppSpec) -> list[dict[str, Any]]:
     return docs
 
 
-def app_deployment(dep: DeploymentSpec, ns: str) -> dict[str, Any]:
+def app_deployment(dep: DeploymentSpec, ns: str, spread: bool = False) -> dict[str, Any]:
     container = PodTemplate.of(dep).container_k8s(dep.port)
-    if dep.kind != "datastore":
+    if dep.has_code:
         container["env"] += tracing_env(dep.name)
     container["securityContext"] = CONTAINER_SECURITY
     pod: dict[str, Any] = {"terminationGracePeriodSeconds": dep.termination_grace_seconds,
@@ -87,6 +88,12 @@ def app_deployment(dep: DeploymentSpec, ns: str) -> dict[str, Any]:
         volume, path = DATASTORE_VOLUME
         container["volumeMounts"] = [{"name": volume, "mountPath": path}]
         pod["volumes"] = [{"name": volume, "emptyDir": {}}]
+    if spread:
+        # one replica per zone: the active and the standby site (docs/fidelity.md, Astronomy Shop)
+        pod["topologySpreadConstraints"] = [{
+            "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway",
+            "labelSelector": {"matchLabels": {"app": dep.name}},
+        }]
     return deployment(dep.name, ns, dep.replicas, pod)
 
 

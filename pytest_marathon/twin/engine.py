@@ -314,7 +314,7 @@ class Twin:
         elif kind == "services":
             for svc in sorted(self.spec.services.values(), key=lambda s: s.name):
                 out.append(service_k8s(svc.name, ns, svc.port, svc.target_port, svc.selector, svc.type,
-                                       self.runtime.cluster_ip(svc.name), svc.port_name))
+                                       self.runtime.cluster_ip(svc.name), svc.port_name, svc.traffic_distribution))
         elif kind == "configmaps":
             for cname, data in sorted(cluster.configmaps.items()):
                 out.append(configmap_k8s(cname, ns, data))

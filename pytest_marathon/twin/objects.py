@@ -476,11 +476,24 @@ def pod_k8s(pod: Pod, namespace: str, port: int) -> dict[str, Any]:
 
 
 def service_k8s(name: str, namespace: str, port: int, target: int, selector: str, svc_type: str, cluster_ip: str,
-                port_name: str = "") -> dict[str, Any]:
+                port_name: str = "", traffic_distribution: str = "") -> dict[str, Any]:
     """A v1 Service; its port carries the manifest's name (upstream: `http`, `grpc`, `tcp-redis`)."""
     service_port: dict[str, Any] = {"port": port, "targetPort": target, "protocol": "TCP"}
     if port_name:
         service_port = {"name": port_name, **service_port}
+    if traffic_distribution:
+        return {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {
+                "type": svc_type,
+                "clusterIP": cluster_ip,
+                "selector": {"app": selector},
+                "ports": [service_port],
+                "trafficDistribution": traffic_distribution,
+            },
+        }
     return {
         "apiVersion": "v1",
         "kind": "Service",
