@@ -16,7 +16,9 @@ from pytest_marathon import yamlio
 from pytest_marathon.twin.quantities import QuantityError, parse_cpu, parse_memory
 
 APPS_DIR = Path(__file__).parent / "apps"
-WORKLOAD_KINDS = ("http", "grpc", "datastore")
+WORKLOAD_KINDS = ("http", "grpc", "datastore", "consumer", "kafka", "postgres", "flagd")
+#: kinds the twin runs without service code (their servers are the twin's own)
+SERVER_KINDS = ("datastore", "kafka", "postgres", "flagd")
 PROBE_TYPES = ("http", "grpc", "tcp")
 
 
@@ -59,6 +61,8 @@ class DeploymentSpec:
     termination_grace_seconds: int = 30  # the API server's default when the manifest sets none
     # whether the service's code installs OpenTelemetry tracing (spans of its own and of its calls)
     traced: bool = True
+    # kind `consumer`: {broker_env, topic, group, offset_reset, on_error} (the contract's fields)
+    consumer: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -275,7 +279,7 @@ def _deployment(r: _Reader, name: str, body: Any) -> DeploymentSpec:
             http_method=r.get(mbody, "method", f"{mw}.method", str, ""),
             path=r.get(mbody, "path", f"{mw}.path", str, ""),
         )
-    if kind != "datastore" and not methods:
+    if kind not in SERVER_KINDS and not methods:
         raise r.fail(f"{w}.{section}", "at least one is required")
     secret_env = {}
     for var, ref in r.get(body, "secret_env", f"{w}.secret_env", dict, {}).items():
@@ -310,6 +314,7 @@ def _deployment(r: _Reader, name: str, body: Any) -> DeploymentSpec:
         termination_grace_seconds=r.get(body, "terminationGracePeriodSeconds",
                                          f"{w}.terminationGracePeriodSeconds", int, 30),
         traced=r.get(body, "traced", f"{w}.traced", bool, True),
+        consumer=dict(r.get(body, "consumer", f"{w}.consumer", dict, {})),
         # Secret references come first so literal values can refer to them with $(VAR)
         env_order=(*secret_env, *(k for k in env if k not in secret_env)),
     )

@@ -30,8 +30,10 @@ from pytest_marathon.twin import images, probes
 from pytest_marathon.twin.appspec import load_app
 from pytest_marathon.twin.chaos import Chaos
 from pytest_marathon.twin.cluster import Cluster, ContainerCrash
+from pytest_marathon.twin.consumers import ConsumerState, run_consumers, start_data_server
 from pytest_marathon.twin.datastore import RedisServer
 from pytest_marathon.twin.events import EventLog
+from pytest_marathon.twin.kafka import Broker
 from pytest_marathon.twin.langerrors import startup_failure
 from pytest_marathon.twin.load import LoadGenerator
 from pytest_marathon.twin.objects import (
@@ -49,6 +51,8 @@ from pytest_marathon.twin.redis_config import requirepass
 from pytest_marathon.twin.runtime import CallContext, ContainerExit, NullSink, Runtime, _Trace
 from pytest_marathon.twin.sandbox_errors import SandboxError
 from pytest_marathon.twin.scrape import scrape_cluster
+from pytest_marathon.twin.scrape_data import scrape_data_servers
+from pytest_marathon.twin.sqlstore import PgServer
 from pytest_marathon.twin.telemetry import Telemetry
 
 TICK = 5.0
@@ -80,6 +84,9 @@ class _Containers:
             password = requirepass(pod.args)  # `--requirepass` from the container's args
             twin.servers[pod.name] = twin.servers.get(pod.name) or RedisServer(password, maxmemory)
             twin.servers[pod.name].password = password
+            return
+        if dep.kind in ("kafka", "postgres", "flagd"):
+            start_data_server(twin, pod, dep)
             return
         try:
             compiled = twin.registry.compiled(pod.template.image)
@@ -117,15 +124,21 @@ class Twin:
             folder = self.spec.services_dir / name
             if dep.kind != "datastore" and folder.is_dir():
                 self.registry.push_folder(dep.image, name, folder)
+            elif dep.kind in ("kafka", "postgres", "flagd"):
+                self.registry.stock.add(dep.image)
         self.event_log = EventLog(self.namespace)
         self.telemetry = Telemetry(self.namespace)
         self.servers: dict[str, RedisServer] = {}
+        self.brokers: dict[str, Broker] = {}
+        self.pg_servers: dict[str, PgServer] = {}
+        self.consumers = ConsumerState()
         self.down_datastores: set[str] = set()
         self.cluster = Cluster(self.spec, self.seed, self.event_log, _Containers(self),
                                now=WARMUP_START - BOOT_SECONDS)
         self.chaos = Chaos(self.cluster, self.servers, self.down_datastores)
         self.runtime = Runtime(self.spec, self.cluster, rng_for(self.seed, "latency"), self.chaos.edge_effect,
                                self.servers, self.down_datastores)
+        self.runtime.brokers, self.runtime.pg_servers = self.brokers, self.pg_servers
         self.cluster.probe_delays = lambda pod: (self.chaos.pod_delay_ms(pod.deployment),
                                                  self.runtime.run_queue_wait_ms(pod))
         self.cluster.probe_loss = lambda pod: self.chaos.pod_loss(pod.deployment)
@@ -180,6 +193,7 @@ class Twin:
                     failed += 1
                 if outcome.seconds > self.spec.slow_seconds:
                     slow += 1
+        run_consumers(self, t0)
         runtime.sink = NullSink()
         self._settle_resources()
         self._now = t1
@@ -210,7 +224,7 @@ class Twin:
             memory = dep.base_memory + self.chaos.memory_bytes(pod.deployment)
             if pod.instance is not None:
                 memory += pod.instance.memory_estimate()
-            server = self.servers.get(pod.name)
+            server = self.servers.get(pod.name) or self.brokers.get(pod.name)
             if server is not None:
                 memory += server.used_bytes
             pod.memory_bytes = float(memory)
@@ -219,6 +233,7 @@ class Twin:
         rpc = {name: d.rpc_service for name, d in self.spec.deployments.items() if d.rpc_service}
         self.telemetry.scrape_requests(t, rpc)
         scrape_cluster(self.telemetry, self.cluster, self.servers, self.down_datastores, t)
+        scrape_data_servers(self, t)
 
     def startup_context(self, pod: Pod) -> Any:
         """The ctx a container's `init(ctx)` gets: its env and log, at the pod's start time."""

@@ -28,6 +28,8 @@ class ImageRegistry:
         self._files: dict[str, dict[str, str]] = {}
         self._service: dict[str, str] = {}
         self._compiled: dict[str, sandbox.CompiledService] = {}
+        # images of servers the twin runs itself (kafka, postgres, flagd): pullable, no code
+        self.stock: set[str] = set()
 
     def push(self, tag: str, service: str, files: dict[str, str]) -> None:
         self._files[tag] = dict(sorted(files.items()))
@@ -42,7 +44,7 @@ class ImageRegistry:
         self.push(tag, service, files)
 
     def exists(self, tag: str) -> bool:
-        return tag in self._files or ":" in tag and tag.split(":", 1)[0] in ("redis", "valkey")
+        return tag in self._files or tag in self.stock or ":" in tag and tag.split(":", 1)[0] in ("redis", "valkey")
 
     def files(self, tag: str) -> dict[str, str]:
         return dict(self._files.get(tag, {}))

@@ -29,23 +29,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from pytest_marathon.twin.errors import SqlError
+
 DEFAULT_PORT = 5432
 CONNECT_KINDS = ("refused", "nxdomain", "timeout")
-
-
-class SqlError(Exception):
-    """A failed statement or connection: `sqlstate` (e.g. `42703`), `message` (the server's text,
-    or the driver's for a connection failure) and `kind` (`server`, `auth`, `refused`,
-    `nxdomain`, `timeout`). `str()` is the message."""
-
-    def __init__(self, sqlstate: str, message: str, kind: str = "server") -> None:
-        super().__init__(sqlstate, message, kind)
-        self.sqlstate = str(sqlstate)
-        self.message = str(message)
-        self.kind = str(kind)
-
-    def __str__(self) -> str:
-        return self.message
 
 
 # --- DSNs -------------------------------------------------------------------------------------------
