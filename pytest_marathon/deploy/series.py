@@ -42,6 +42,7 @@ _SPAN = frozenset({"job", "service_name", "span_name", "span_kind", "status_code
                    "server_address", "http_request_method", "http_response_status_code"})
 _CONTAINER = frozenset({"namespace", "pod", "container"})
 _REDIS = frozenset({"namespace", "job", "instance"})
+_PG = frozenset({"namespace", "job", "instance"})
 
 SERIES: Mapping[str, tuple[str, frozenset[str]]] = {
     "traces_span_metrics_calls_total": ("collector", _SPAN),
@@ -79,6 +80,18 @@ SERIES: Mapping[str, tuple[str, frozenset[str]]] = {
     "redis_commands_failed_calls_total": ("redis_exporter", _REDIS | {"cmd"}),
     "redis_commands_rejected_calls_total": ("redis_exporter", _REDIS | {"cmd"}),
     "redis_errors_total": ("redis_exporter", _REDIS | {"err"}),
+    # collector kafkametrics receiver (opentelemetry-collector-contrib receiver/kafkametricsreceiver
+    # metadata.yaml: kafka.brokers, kafka.consumer_group.lag / lag_sum / members), under the names
+    # the astronomy contract fixes
+    "kafka_brokers": ("collector-kafkametrics", frozenset()),
+    "kafka_consumer_group_lag": ("collector-kafkametrics", frozenset({"group", "topic", "partition"})),
+    "kafka_consumer_group_lag_sum": ("collector-kafkametrics", frozenset({"group", "topic"})),
+    "kafka_consumer_group_members": ("collector-kafkametrics", frozenset({"group"})),
+    # prometheus-community postgres_exporter (collector/pg_stat_database.go; pg_up from
+    # cmd/postgres_exporter), multi-target mode like redis_exporter
+    "pg_up": ("postgres_exporter", _PG),
+    "pg_stat_database_numbackends": ("postgres_exporter", _PG | {"datname"}),
+    "pg_stat_database_xact_rollback": ("postgres_exporter", _PG | {"datname"}),
 }
 
 

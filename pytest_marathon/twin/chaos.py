@@ -177,7 +177,7 @@ class Chaos:
             self.cluster.down_listeners.discard(fault.target)
 
     def _start_redis_maxmemory(self, fault: ChaosFault, now: float) -> None:
-        self._require_datastore(fault)
+        self._require_redis(fault)
         servers = self._servers_of(fault.target)
         fault.undo["maxmemory"] = {name: s.maxmemory for name, s in servers.items()}
         for server in servers.values():
@@ -198,7 +198,7 @@ class Chaos:
 
     def _start_credential_rotation(self, fault: ChaosFault, now: float) -> None:
         """Rotate the datastore's password: the Secret and the running server change, clients don't."""
-        self._require_datastore(fault)
+        self._require_redis(fault)
         secret_name, key = self._secret_of(fault.target)
         old = self.cluster.secrets[secret_name][key]
         new = str(fault.params.get("new_password", old + "-rotated"))
@@ -242,6 +242,10 @@ class Chaos:
 
     # --- helpers ---------------------------------------------------------------------------------------
     def _require_datastore(self, fault: ChaosFault) -> None:
+        if self.cluster.spec.deployments[fault.target].kind not in ("datastore", "kafka", "postgres"):
+            raise BackendError(f"{fault.kind} needs a datastore target, {fault.target!r} is not one")
+
+    def _require_redis(self, fault: ChaosFault) -> None:
         if self.cluster.spec.deployments[fault.target].kind != "datastore":
             raise BackendError(f"{fault.kind} needs a datastore target, {fault.target!r} is not one")
 

@@ -30,8 +30,10 @@ from pytest_marathon.twin import addresses, images, probes
 from pytest_marathon.twin.appspec import load_app
 from pytest_marathon.twin.chaos import Chaos
 from pytest_marathon.twin.cluster import Cluster, ContainerCrash
+from pytest_marathon.twin.consumers import ConsumerState, run_consumers, start_data_server
 from pytest_marathon.twin.datastore import RedisServer
 from pytest_marathon.twin.events import EventLog
+from pytest_marathon.twin.kafka import Broker
 from pytest_marathon.twin.langerrors import startup_failure
 from pytest_marathon.twin.load import HTTP_STEP, LoadGenerator
 from pytest_marathon.twin.objects import (
@@ -49,6 +51,8 @@ from pytest_marathon.twin.redis_config import requirepass
 from pytest_marathon.twin.runtime import CallContext, ContainerExit, NullSink, Runtime, _Trace
 from pytest_marathon.twin.sandbox_errors import SandboxError
 from pytest_marathon.twin.scrape import scrape_cluster
+from pytest_marathon.twin.scrape_data import scrape_data_servers
+from pytest_marathon.twin.sqlstore import PgServer
 from pytest_marathon.twin.telemetry import Telemetry
 
 TICK = 5.0
@@ -73,9 +77,6 @@ class _Containers:
     def start(self, pod: Pod) -> None:
         twin = self.twin
         dep = twin.spec.deployments[pod.deployment]
-        if dep.kind in ("kafka", "postgres", "flagd"):
-            twin.start_server(pod)
-            return
         if dep.kind == "datastore":
             # redis' default maxmemory is 0, no limit (redis.conf); the manifest may set one
             limit = dep.datastore.get("maxmemory")
@@ -83,6 +84,9 @@ class _Containers:
             password = requirepass(pod.args)  # `--requirepass` from the container's args
             twin.servers[pod.name] = twin.servers.get(pod.name) or RedisServer(password, maxmemory)
             twin.servers[pod.name].password = password
+            return
+        if dep.kind in ("kafka", "postgres", "flagd"):
+            start_data_server(twin, pod, dep)
             return
         try:
             compiled = twin.registry.compiled(pod.template.image)
@@ -125,12 +129,16 @@ class Twin:
         self.event_log = EventLog(self.namespace)
         self.telemetry = Telemetry(self.namespace)
         self.servers: dict[str, RedisServer] = {}
+        self.brokers: dict[str, Broker] = {}
+        self.pg_servers: dict[str, PgServer] = {}
+        self.consumers = ConsumerState()
         self.down_datastores: set[str] = set()
         self.cluster = Cluster(self.spec, self.seed, self.event_log, _Containers(self),
                                now=WARMUP_START - BOOT_SECONDS)
         self.chaos = Chaos(self.cluster, self.servers, self.down_datastores)
         self.runtime = Runtime(self.spec, self.cluster, rng_for(self.seed, "latency"), self.chaos.edge_effect,
                                self.servers, self.down_datastores)
+        self.runtime.brokers, self.runtime.pg_servers = self.brokers, self.pg_servers
         self.cluster.probe_delays = lambda pod: (self.chaos.pod_delay_ms(pod.deployment),
                                                  self.runtime.run_queue_wait_ms(pod))
         self.cluster.probe_loss = lambda pod: self.chaos.pod_loss(pod.deployment)
@@ -187,6 +195,7 @@ class Twin:
                     failed += 1
                 if outcome.seconds > self.spec.slow_seconds:
                     slow += 1
+        run_consumers(self, t0)
         runtime.sink = NullSink()
         self._settle_resources()
         self._now = t1
@@ -203,10 +212,6 @@ class Twin:
         flags = self.runtime._flag_file(source)
         flag = flags.get(name, {})
         return flag.get("variants", {}).get(flag.get("defaultVariant"), 0) if isinstance(flag, dict) else 0
-
-    def start_server(self, pod: Pod) -> None:
-        """A server the engine provides (Kafka broker, PostgreSQL, flagd): nothing to compile."""
-        pod.instance = None
 
     def _ids(self, n: int) -> tuple[str, str]:
         digest = hashlib.sha256(f"{self.seed}/{n}".encode()).hexdigest()
@@ -231,7 +236,7 @@ class Twin:
             memory = dep.base_memory + self.chaos.memory_bytes(pod.deployment)
             if pod.instance is not None:
                 memory += pod.instance.memory_estimate()
-            server = self.servers.get(pod.name)
+            server = self.servers.get(pod.name) or self.brokers.get(pod.name)
             if server is not None:
                 memory += server.used_bytes
             pod.memory_bytes = float(memory)
@@ -240,6 +245,7 @@ class Twin:
         rpc = {name: d.rpc_service for name, d in self.spec.deployments.items() if d.rpc_service}
         self.telemetry.scrape_requests(t, rpc)
         scrape_cluster(self.telemetry, self.cluster, self.servers, self.down_datastores, t)
+        scrape_data_servers(self, t)
 
     def startup_context(self, pod: Pod) -> Any:
         """The ctx a container's `init(ctx)` gets: its env and log, at the pod's start time."""

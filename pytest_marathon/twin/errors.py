@@ -85,3 +85,18 @@ class HttpError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+class SqlError(Exception):
+    """A failed statement or connection: `sqlstate` (e.g. `42703`), `message` (the server's text,
+    or the driver's for a connection failure) and `kind` (`server`, `auth`, `refused`,
+    `nxdomain`, `timeout`). `str()` is the message."""
+
+    def __init__(self, sqlstate: str, message: str, kind: str = "server") -> None:
+        super().__init__(sqlstate, message, kind)
+        self.sqlstate = str(sqlstate)
+        self.message = str(message)
+        self.kind = str(kind)
+
+    def __str__(self) -> str:
+        return self.message

@@ -32,10 +32,12 @@ from pytest_marathon.twin import httptexts, instrumentation, langerrors, routing
 from pytest_marathon.twin.appspec import AppSpec
 from pytest_marathon.twin.cluster import Cluster
 from pytest_marathon.twin.datastore import DatastoreClient, RedisServer
-from pytest_marathon.twin.errors import HttpError, RpcError
+from pytest_marathon.twin.errors import HttpError, RpcError, SqlError
+from pytest_marathon.twin.kafka import Broker, KafkaProducer
 from pytest_marathon.twin.objects import Pod
 from pytest_marathon.twin.redis_config import parse_configuration
 from pytest_marathon.twin.sandbox_errors import SandboxError, SandboxLimit, UnknownMethod
+from pytest_marathon.twin.sqlstore import PgServer, SqlClient, parse_dsn
 
 NETWORK_MS = 0.35
 MAX_QUEUE_FACTOR = 200.0  # a saturated container: requests wait for many CFS periods
@@ -141,6 +143,7 @@ class CallContext:
 
     RpcError = RpcError
     HttpError = HttpError
+    SqlError = SqlError
     Exit = ContainerExit
 
     def __init__(self, rt: Runtime, pod: Pod, trace: _Trace, span_id: str, deadline_ms: float, depth: int = 1,
@@ -216,6 +219,30 @@ class CallContext:
         return client
 
 
+    def kafka(self, addr: str) -> KafkaProducer:
+        """A Kafka producer (sarama's async producer in checkout); `send` publishes one record
+        and returns its offset, or raises `RpcError("UNAVAILABLE", <sarama text>)`."""
+        rt = self._rt
+
+        def send(topic: str, value: Any, key: str | None, headers: dict[str, str] | None) -> int:
+            return rt.kafka_send(self, str(addr), topic, value, key, headers)
+
+        return KafkaProducer(send)
+
+    def sql(self, dsn: str) -> SqlClient:
+        """A PostgreSQL connection from the DSN (URL or keyword form); connects now, as
+        `db.Ping()` / `NpgsqlConnection.Open()` do, and each statement runs on the server the
+        address resolves to at that moment."""
+        rt = self._rt
+        parsed = parse_dsn(str(dsn))
+
+        def run(sql: str, params: tuple[Any, ...]) -> tuple[list[dict[str, Any]], int]:
+            return rt.sql_run(self, parsed, sql, params)
+
+        rt.sql_connect(self, parsed)
+        return SqlClient(run)
+
+
 class _Trace:
     """One user request's spans (kept only when the sink records)."""
 
@@ -256,6 +283,9 @@ class Runtime:
         # False while a symptom probe runs: probes watch, they never end a container's process
         self.crashes = True
         self._round_robin: dict[str, int] = {}
+        # Kafka brokers and PostgreSQL servers by pod name (the engine fills them at start)
+        self.brokers: dict[str, Broker] = {}
+        self.pg_servers: dict[str, PgServer] = {}
         self._cluster_ips = {name: f"10.12.{i // 250}.{i % 250 + 10}" for i, name in enumerate(spec.services)}
         # an app whose HTTP services get structured requests and report HTTP spans (astronomy)
         self.structured_http = bool(spec.load.requests)
@@ -731,6 +761,20 @@ class Runtime:
         op_ms = float(dep.datastore.get("op_ms", 0.3))
         pod.cpu_demand += op_ms / 1000.0 * self.weight
         return self.servers[pod.name], op_ms + NETWORK_MS + self.edge_effect(caller.deployment, pod.deployment).delay_ms
+
+    # --- Kafka and PostgreSQL (twin/dataclients.py) ------------------------------------------------
+    def kafka_send(self, ctx: CallContext, addr: str, topic: str, value: Any, key: str | None,
+                   headers: dict[str, str] | None) -> int:
+        from pytest_marathon.twin import dataclients
+        return dataclients.kafka_send(self, ctx, addr, topic, value, key, headers)
+
+    def sql_connect(self, ctx: CallContext, dsn: Any) -> PgServer:
+        from pytest_marathon.twin import dataclients
+        return dataclients.sql_connect(self, ctx, dsn)
+
+    def sql_run(self, ctx: CallContext, dsn: Any, sql: str, params: tuple[Any, ...]) -> tuple[list[dict[str, Any]], int]:
+        from pytest_marathon.twin import dataclients
+        return dataclients.sql_run(self, ctx, dsn, sql, params)
 
 
 def _http_answer(code: str, message: str, response: Any) -> tuple[int, Any]:

@@ -186,7 +186,7 @@ class ServiceInstance:
         for name in sorted(namespace):
             value = namespace[name]
             if isinstance(value, types.FunctionType) and value.__globals__ is namespace \
-                    and value.__code__.co_varnames[:2] == ("ctx", "request") \
+                    and value.__code__.co_varnames[:2] in (("ctx", "request"), ("ctx", "record")) \
                     and value.__code__.co_argcount == 2:
                 self._handlers[name] = value
         init = namespace.get("init")

@@ -65,6 +65,16 @@ def grpc_labels(span: dict[str, Any]) -> SeriesKey:
                    attrs)
 
 
+def messaging_labels(span: dict[str, Any]) -> SeriesKey:
+    """Labels of a producer, consumer or database client span: the connector's defaults plus
+    `server.address` where the span has a peer (none of the gRPC or HTTP dimensions apply)."""
+    attrs = {}
+    if span.get("peer"):
+        attrs["server.address"] = _host(str(span["peer"]))
+    return _labels(str(span["service"]), str(span.get("name") or ""), str(span["kind"]),
+                   span["status"] == "STATUS_CODE_ERROR", attrs)
+
+
 def http_server_labels(service: str, method: str, status: int) -> SeriesKey:
     """Labels of the entry point's `otelhttp` server span: named after the handler's operation
     (the service), an error only for 5xx (semconv `docs/http/http-spans.md`, status)."""

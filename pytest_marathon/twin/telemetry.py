@@ -25,7 +25,10 @@ TRACE_RETENTION = 2_000
 #: Series from the collector (OTLP-derived) carry no Kubernetes labels and node objects have no
 #: namespace; everything else is scraped with the `namespace` of its object.
 NO_NAMESPACE = frozenset({spanmetrics.CALLS, *(f"{spanmetrics.DURATION}_{s}" for s in ("bucket", "sum", "count")),
-                          "kube_node_status_condition", "kube_node_status_allocatable"})
+                          "kube_node_status_condition", "kube_node_status_allocatable",
+                          # the collector's kafkametrics receiver: no resource attributes, no namespace
+                          "kafka_consumer_group_lag", "kafka_consumer_group_lag_sum", "kafka_consumer_group_members",
+                          "kafka_brokers"})
 
 
 class Histogram:
@@ -99,7 +102,11 @@ class Telemetry:
         if span["kind"] == "SPAN_KIND_SERVER" and not span.get("parent_span_id") and not spanmetrics.is_grpc_name(name):
             self._entry_span = span  # the frontend's HTTP span; `http` adds its status
             return
-        labels = spanmetrics.grpc_labels(span)
+        attributes = span.get("attributes") or {}
+        if "rpc.grpc.status_code" in attributes:
+            labels = spanmetrics.grpc_labels(span)
+        else:  # producer, consumer and database spans (twin/dataclients.py, twin/consumers.py)
+            labels = spanmetrics.messaging_labels(span)
         _hist(self._spans, labels, spanmetrics.BUCKETS_MS).observe(float(span["duration_ms"]), weight)
 
     def add_trace(self, trace_id: str, t: float, route: str, spans: list[dict[str, Any]], status: int) -> None:
@@ -111,6 +118,24 @@ class Telemetry:
             self._trace_index.pop(self.traces[0]["trace_id"], None)
         self.traces.append(record)
         self._trace_index[trace_id] = record
+
+    def extend_trace(self, trace_id: str, t: float, route: str, spans: list[dict[str, Any]]) -> None:
+        """Spans that join a stored trace later (a consumer's, under the producer's trace id), or
+        start one of their own when the trace is unknown or gone."""
+        record = self._trace_index.get(trace_id)
+        if record is None:
+            root = next((s for s in spans if not s["parent_span_id"]), spans[0])
+            record = trace_record(trace_id, t, route, 0, root, spans)
+            if len(self.traces) == self.traces.maxlen:
+                self._trace_index.pop(self.traces[0]["trace_id"], None)
+            self.traces.append(record)
+            self._trace_index[trace_id] = record
+            return
+        known = {s["span_id"] for s in record["spans"]}
+        merged = record["spans"] + [s for s in spans if s["span_id"] not in known]
+        record["spans"] = sorted(merged, key=lambda s: s["span_id"])
+        record["services"] = sorted({s["service"] for s in merged})
+        record["error"] = any(s["status"] == "STATUS_CODE_ERROR" for s in merged)
 
     def add_sli(self, t: float, q: float, e: float, slow: float) -> None:
         self.sli.append(SliSample(t, round(q, 6), round(e, 6), round(slow, 6)))

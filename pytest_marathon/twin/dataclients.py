@@ -1,0 +1,161 @@
+"""The Kafka producer and PostgreSQL client sides of the runtime (`ctx.kafka`, `ctx.sql`).
+
+Addresses resolve as every connection does (`Runtime.resolve`: Service, ready endpoint, refused /
+nxdomain / timeout), then the pod's own broker or server must be up (a `datastore_outage` takes
+it down) and the edge not partitioned; network delays from chaos add to each operation. Producer
+spans (`publish <topic>`, PRODUCER) and DB client spans (`SELECT catalog.products`, CLIENT,
+`db.system.name=postgresql`) go through `Runtime._span` like every other span.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from pytest_marathon.twin.errors import RpcError, SqlError
+from pytest_marathon.twin.runtime import NETWORK_MS, DialFailure
+from pytest_marathon.twin.sqlstore import Dsn, PgServer, connect_failure
+
+if TYPE_CHECKING:
+    from pytest_marathon.twin.objects import Pod
+    from pytest_marathon.twin.runtime import CallContext, Runtime
+
+# sarama's Net.DialTimeout default (IBM/sarama config.go: 30 s); lib/pq without connect_timeout waits
+# for the kernel's SYN retries (~127 s on Linux); Npgsql's `Timeout` default is 15 s.
+KAFKA_DIAL_TIMEOUT_MS = 30_000.0
+PG_CONNECT_TIMEOUT_MS = {"csharp": 15_000.0}
+PG_KERNEL_TIMEOUT_MS = 127_000.0
+
+
+def _sarama_out_of_brokers(detail: str) -> str:
+    """sarama's ErrOutOfBrokers (IBM/sarama `errors.go`: `kafka: client has run out of available
+    brokers to talk to`) wrapping the last dial error, as the contract words it (the wrapped
+    suffix is not verified against sarama 1.46.3 `client.go`)."""
+    return f"kafka: client has run out of available brokers to talk to: {detail}"
+
+
+def _connect_data_server(rt: Runtime, caller: Pod, addr: str, table: dict[str, Any]) -> tuple[Any, Any, DialFailure | None]:
+    """(server, pod, failure) for a connection from `caller` to a Kafka or PostgreSQL address."""
+    peer, pod, failure = rt.resolve(caller, addr)
+    if failure is not None:
+        return None, None, failure
+    host, _, port_text = addr.rpartition(":")
+    service = host.split(".", 1)[0]
+    ip = rt.cluster_ip(service) if service in rt.spec.services else ""
+    port = int(port_text) if port_text.isdigit() else 0
+    if pod.deployment in rt.down_datastores or pod.name not in table:
+        return None, pod, DialFailure("refused", ip=ip, port=port, host=host, addr=addr)
+    if rt.edge_effect(caller.deployment, pod.deployment).partitioned:
+        return None, pod, DialFailure("timeout", ip=ip, port=port, host=host, addr=addr)
+    return table[pod.name], pod, None
+
+
+def _failure_detail(failure: DialFailure, addr: str) -> str:
+    host = failure.host or addr.rpartition(":")[0]
+    if failure.kind == "nxdomain":
+        return f"dial tcp: lookup {host} on 10.96.0.10:53: no such host"
+    if failure.kind == "timeout":
+        return f"dial tcp {failure.ip}:{failure.port}: i/o timeout"
+    return f"dial tcp {failure.ip}:{failure.port}: connect: connection refused"
+
+
+def kafka_send(self: Runtime, ctx: CallContext, addr: str, topic: str, value: Any, key: str | None,
+                headers: dict[str, str] | None) -> int:
+    """One produce from `ctx`'s pod: a `publish <topic>` PRODUCER span, the record with the trace
+    context in its headers (checkout injects it, upstream `src/checkout/main.go` sendToPostProcessor)."""
+    caller = ctx._pod
+    broker, pod, failure = _connect_data_server(self, caller, addr, self.brokers)
+    span_id = ctx._trace.new_span_id()
+    ms, error, offset = NETWORK_MS, "", -1
+    if failure is not None:
+        if failure.kind == "timeout":
+            ms = min(KAFKA_DIAL_TIMEOUT_MS, max(0.0, ctx._deadline_ms - ctx._elapsed_ms))
+        error = _sarama_out_of_brokers(_failure_detail(failure, addr))
+    else:
+        dep = self.spec.deployments[pod.deployment]
+        op_ms = float(dep.datastore.get("op_ms", 0.4))
+        pod.cpu_demand += op_ms / 1000.0 * self.weight
+        ms += op_ms + self.edge_effect(caller.deployment, pod.deployment).delay_ms
+        record_headers = dict(headers or {})
+        record_headers.setdefault("traceparent", f"00-{ctx._trace.trace_id}-{span_id}-01")
+        plain = json.loads(json.dumps(value, default=str))
+        _partition, offset = broker.produce(topic, plain, key, record_headers, ctx.now)
+    ctx._elapsed_ms += ms
+    self._span(ctx._trace, {
+        "trace_id": ctx._trace.trace_id, "span_id": span_id, "parent_span_id": ctx._span_id,
+        "service": caller.deployment, "pod": caller.name, "name": f"publish {topic}",
+        "kind": "SPAN_KIND_PRODUCER", "start": ctx.now, "duration_ms": round(ms, 3),
+        "status": "STATUS_CODE_ERROR" if error else "STATUS_CODE_UNSET", "status_message": error,
+        "attributes": {"messaging.system": "kafka", "messaging.destination.name": topic,
+                       "messaging.operation.type": "publish"},
+        "peer": addr,
+    }, self.spec.deployments[caller.deployment].traced)
+    if error:
+        raise RpcError("UNAVAILABLE", error, from_call=True)
+    return offset
+
+
+def sql_connect(self: Runtime, ctx: CallContext, dsn: Dsn) -> PgServer:
+    caller = ctx._pod
+    language = self.spec.deployments[caller.deployment].language
+    server, pod, failure = _connect_data_server(self, caller, dsn.addr, self.pg_servers)
+    if failure is not None:
+        if failure.kind == "timeout":
+            wait = PG_CONNECT_TIMEOUT_MS.get(language, PG_KERNEL_TIMEOUT_MS)
+            ctx._elapsed_ms += min(wait, max(0.0, ctx._deadline_ms - ctx._elapsed_ms))
+        else:
+            ctx._elapsed_ms += NETWORK_MS
+        raise SqlError("08006", connect_failure(language, failure.kind, failure.ip, failure.port, dsn.host),
+                       failure.kind)
+    ctx._elapsed_ms += NETWORK_MS + self.edge_effect(caller.deployment, pod.deployment).delay_ms
+    server.authenticate(dsn.user, dsn.password, dsn.database)
+    server.backends.add(caller.name)
+    return server
+
+
+def sql_run(self: Runtime, ctx: CallContext, dsn: Dsn, sql: str, params: tuple[Any, ...]) -> tuple[list[dict[str, Any]], int]:
+    """One statement: a DB CLIENT span named `<OPERATION> <table>` (semconv db spans: `SELECT
+    catalog.products`), `db.system.name=postgresql`."""
+    caller = ctx._pod
+    span_id = ctx._trace.new_span_id()
+    start_ms = ctx._elapsed_ms
+    error: SqlError | None = None
+    result: tuple[list[dict[str, Any]], int] = ([], 0)
+    try:
+        server = sql_connect(self, ctx, dsn)
+        pod_name = next(name for name, s in self.pg_servers.items() if s is server)
+        pod = self.cluster.pods.get(pod_name)
+        op_ms = float(self.spec.deployments[pod.deployment].datastore.get("op_ms", 0.4)) if pod else 0.4
+        if pod is not None:
+            pod.cpu_demand += op_ms / 1000.0 * self.weight
+        ctx._elapsed_ms += op_ms
+        result = server.run(dsn.user, sql, tuple(params))
+    except SqlError as exc:
+        error = exc
+    ms = ctx._elapsed_ms - start_ms
+    attributes = {"db.system.name": "postgresql", "db.namespace": dsn.database, "server.address": dsn.host}
+    if error is not None:
+        attributes["db.response.status_code"] = error.sqlstate
+    self._span(ctx._trace, {
+        "trace_id": ctx._trace.trace_id, "span_id": span_id, "parent_span_id": ctx._span_id,
+        "service": caller.deployment, "pod": caller.name, "name": _db_span_name(sql),
+        "kind": "SPAN_KIND_CLIENT", "start": ctx.now, "duration_ms": round(ms, 3),
+        "status": "STATUS_CODE_ERROR" if error else "STATUS_CODE_UNSET",
+        "status_message": error.message if error else "", "attributes": attributes, "peer": dsn.addr,
+    }, self.spec.deployments[caller.deployment].traced)
+    if error is not None:
+        raise error
+    return result
+
+
+def _db_span_name(sql: str) -> str:
+    """`{db.operation.name} {db.collection.name}` (semconv `docs/database/database-spans.md`)."""
+    words = sql.strip().split()
+    operation = words[0].upper() if words else "SQL"
+    found = re.search(r"\b(?:FROM|INTO|UPDATE|TABLE)\s+([\w.\"]+)", sql, re.I)
+    table = found.group(1).replace('"', "") if found else ""
+    if operation == "UPDATE" and len(words) > 1:
+        table = words[1].replace('"', "")
+    return f"{operation} {table}".strip()
+

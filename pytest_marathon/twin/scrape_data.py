@@ -1,0 +1,79 @@
+"""Kafka and PostgreSQL series, read off the twin's brokers and servers at each scrape.
+
+* Kafka: the collector's `kafkametrics` receiver (opentelemetry-collector-contrib
+  `receiver/kafkametricsreceiver`, scrapers `brokers` and `consumers`; the demo chart configures it
+  with `brokers: kafka:9092`, facts §6): `kafka.brokers`, `kafka.consumer_group.lag{group, topic,
+  partition}`, `kafka.consumer_group.lag_sum{group, topic}`, `kafka.consumer_group.members{group}`,
+  exported under the names the contract fixes (`kafka_brokers`, `kafka_consumer_group_lag`, ...).
+  The receiver bootstraps through the Service, so it sees one broker: the pod the Service would
+  pick for a caller in the first node's zone. A broker it cannot reach yields no series (the
+  scrape fails), so they go stale.
+* PostgreSQL: prometheus-community postgres_exporter (`collector/pg_database.go`,
+  `collector/pg_stat_database.go`): `pg_up` (0 when the connection fails, then nothing else),
+  `pg_stat_database_numbackends{datname}` (client connections) and
+  `pg_stat_database_xact_rollback{datname}` (a counter), run in multi-target mode like the
+  redis exporter (`instance` is the target `host:port`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_marathon.twin.engine import Twin
+    from pytest_marathon.twin.objects import Pod
+
+PG_JOB = "postgres_exporter"
+
+
+def _serving_pod(twin: Twin, deployment: str, table: dict[str, Any]) -> Pod | None:
+    """The pod whose server the exporter reaches: running, up, preferring the first zone."""
+    zone_of = {n.name: n.zone for n in twin.spec.nodes}
+    home = twin.spec.nodes[0].zone
+    pods = [p for p in twin.cluster.pods_of(deployment)
+            if p.running and p.name in table and twin.cluster.nodes[p.node].ready]
+    if not pods or deployment in twin.down_datastores:
+        return None
+    return sorted(pods, key=lambda p: (zone_of.get(p.node) != home, p.name))[0]
+
+
+def scrape_data_servers(twin: Twin, t: float) -> None:
+    tel = twin.telemetry
+    for name, dep in sorted(twin.spec.deployments.items()):
+        if dep.kind == "kafka":
+            pod = _serving_pod(twin, name, twin.brokers)
+            if pod is None:
+                for metric in ("kafka_brokers",):
+                    tel.absent(t, metric, ())
+                for metric in ("kafka_consumer_group_lag", "kafka_consumer_group_lag_sum",
+                               "kafka_consumer_group_members"):
+                    tel.gauge_set(t, metric, name, [])
+                continue
+            broker = twin.brokers[pod.name]
+            tel.gauge(t, "kafka_brokers", (), 1.0)
+            table = broker.lag_table()
+            tel.gauge_set(t, "kafka_consumer_group_lag", name, [
+                ((("group", g), ("topic", topic), ("partition", str(part))), float(lag))
+                for g, topic, part, lag in table])
+            sums: dict[tuple[str, str], float] = {}
+            for g, topic, _part, lag in table:
+                sums[(g, topic)] = sums.get((g, topic), 0.0) + lag
+            tel.gauge_set(t, "kafka_consumer_group_lag_sum", name, [
+                ((("group", g), ("topic", topic)), value) for (g, topic), value in sorted(sums.items())])
+            tel.gauge_set(t, "kafka_consumer_group_members", name, [
+                ((("group", g.name),), float(len(g.members))) for g in sorted(broker.groups.values(), key=lambda g: g.name)])
+        elif dep.kind == "postgres":
+            service = next((s for s in sorted(twin.spec.services.values(), key=lambda s: s.name) if s.selector == name), None)
+            target = f"{service.name}:{service.port}" if service else f"{name}:5432"
+            ids = (("job", PG_JOB), ("instance", target))
+            pod = _serving_pod(twin, name, twin.pg_servers)
+            tel.gauge(t, "pg_up", ids, 0.0 if pod is None else 1.0)
+            if pod is None:
+                for metric in ("pg_stat_database_numbackends", "pg_stat_database_xact_rollback"):
+                    tel.gauge_set(t, metric, name, [])
+                continue
+            server = twin.pg_servers[pod.name]
+            backends = sum(1 for p in server.backends if p in twin.cluster.pods and twin.cluster.pods[p].running)
+            db = (*ids, ("datname", server.database))
+            tel.gauge_set(t, "pg_stat_database_numbackends", name, [(db, float(backends))])
+            tel.gauge_set(t, "pg_stat_database_xact_rollback", name, [(db, float(server.xact_rollback))])
