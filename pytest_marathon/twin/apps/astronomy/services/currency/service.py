@@ -24,6 +24,14 @@ CURRENCY_CONVERSION = {
 }
 
 
+class CppException(Exception):
+    """A C++ exception (`what()` text) thrown by the conversion."""
+
+    def __init__(self, kind, what):
+        self.kind = kind
+        self.what = what
+
+
 def rate_of(code):
     """`currency_conversion[code]`: operator[] inserts a zero for an unknown key."""
     if code not in CURRENCY_CONVERSION:
@@ -67,12 +75,18 @@ def GetSupportedCurrencies(ctx, request):
 
 def Convert(ctx, request):
     source = request.get("from", {})
-    one_euro = divide(get_double(source), rate_of(source.get("currency_code", "")))
-    to_code = request.get("to_code", "")
-    final = one_euro * rate_of(to_code)
-    units, nanos = units_and_nanos(final)
+    try:
+        one_euro = divide(get_double(source), rate_of(source.get("currency_code", "")))
+        to_code = request.get("to_code", "")
+        final = one_euro * rate_of(to_code)
+        units, nanos = units_and_nanos(final)
+        response = {"currency_code": to_code, "units": units, "nanos": nanos}
+    except CppException:
+        # catch(...): span status error, `Convert conversion failure`, Status::CANCELLED
+        ctx.log("error", "Convert conversion failure")
+        ctx.fail("CANCELLED", "")
     ctx.log("info", "Convert conversion successful")
-    return {"currency_code": to_code, "units": units, "nanos": nanos}
+    return response
 
 
 def init(ctx):

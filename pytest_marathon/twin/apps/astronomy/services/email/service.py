@@ -11,9 +11,18 @@ DELIVERIES = []  # Mail::TestMailer.deliveries (per process)
 SINATRA_500 = "<h1>Internal Server Error</h1>"
 
 
-class NoMethodError(Exception):
-    def __init__(self, name):
-        self.message = f"undefined method '{name}' for nil"
+class RubyError(Exception):
+    """A Ruby exception raised in the route: its class and message."""
+
+    def __init__(self, kind, message):
+        self.kind = kind
+        self.message = message
+
+
+class NoMethodError(RubyError):
+    def __init__(self, name, receiver="nil"):
+        self.kind = "NoMethodError"
+        self.message = f"undefined method '{name}' for {receiver}"
 
 
 def member(value, name):
@@ -64,7 +73,7 @@ def send_order_confirmation(ctx, request):
     try:
         member(member(data, "order"), "order_id")  # the span attribute app.order.id
         send_email(ctx, data)
-    except NoMethodError as err:
-        ctx.log("error", f"NoMethodError - {err.message}:")
+    except RubyError as err:
+        ctx.log("error", f"{err.kind} - {err.message}:")
         return {"status": 500, "body": SINATRA_500}
     return {"status": 200, "body": ""}

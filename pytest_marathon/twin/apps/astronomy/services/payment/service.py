@@ -17,8 +17,18 @@ LOYALTY_LEVEL = ("platinum", "gold", "silver", "bronze")
 
 
 class ChargeError(Exception):
-    def __init__(self, message):
+    """A JavaScript error thrown in charge(): its constructor name and message."""
+
+    def __init__(self, message, kind="Error"):
         self.message = message
+        self.kind = kind
+
+
+def substr(value, start):
+    """String.prototype.substr; on undefined a TypeError."""
+    if value is None:
+        raise ChargeError("Cannot read properties of undefined (reading 'substr')", "TypeError")
+    return value[start:]
 
 
 def digits_of(number):
@@ -69,8 +79,8 @@ def charge(ctx, request):
     number = card.get("credit_card_number", "")
     year = card.get("credit_card_expiration_year", 0)
     month = card.get("credit_card_expiration_month", 0)
-    last_four = number[-4:]
-    digits = digits_of(number)
+    last_four = substr(number, -4)
+    digits = digits_of(number or "")
     kind = card_type(digits)
     loyalty = LOYALTY_LEVEL[int(chance(ctx, "loyalty") * len(LOYALTY_LEVEL))]
     if not luhn_valid(digits):
@@ -96,6 +106,6 @@ def Charge(ctx, request):
     try:
         return charge(ctx, request)
     except ChargeError as err:
-        ctx.log("warning", json.dumps({"err": {"type": "Error", "message": err.message,
-                                               "stack": f"Error: {err.message}"}}, separators=(",", ":")))
+        ctx.log("warning", json.dumps({"err": {"type": err.kind, "message": err.message,
+                                               "stack": f"{err.kind}: {err.message}"}}, separators=(",", ":")))
         ctx.fail("UNKNOWN", err.message)

@@ -7,6 +7,25 @@ answered with 200; the route writes json_encode of the float.
 """
 
 COST_PER_ITEM = 8.99
+ROUTES_FILE = "/var/www/app/routes.php"
+
+
+class PhpError(Exception):
+    """A PHP Error/Exception thrown outside calculateQuote's try/finally (Slim answers 500)."""
+
+    def __init__(self, kind, message, line):
+        self.kind = kind
+        self.message = message
+        self.line = line
+
+
+def slim_error(ctx, err):
+    """Slim ErrorMiddleware (displayErrorDetails, logErrors on): logs the error, answers 500."""
+    ctx.log("error", f"Slim Application Error Type: {err.kind} Code: 0 Message: {err.message} "
+                     f"File: {ROUTES_FILE} Line: {err.line}")
+    return {"status": 500, "body": {"message": "Slim Application Error",
+                                    "exception": [{"type": err.kind, "code": 0, "message": err.message,
+                                                   "file": ROUTES_FILE, "line": err.line}]}}
 
 
 def php_intval(value):
@@ -41,6 +60,9 @@ def calculate_quote(ctx, body):
 
 
 def getquote(ctx, request):
-    data = calculate_quote(ctx, request.get("body"))
+    try:
+        data = calculate_quote(ctx, request.get("body"))
+    except PhpError as err:
+        return slim_error(ctx, err)
     ctx.log("info", f"Calculated quote total={data}")
     return data

@@ -12,6 +12,9 @@ import json
 import math
 
 NANOS_MULTIPLE = 10000000  # shipping_service.rs
+# shipping_types.rs Address: every field a required String (serde aliases for camelCase)
+ADDRESS_FIELDS = (("street_address", "streetAddress"), ("city", "city"), ("state", "state"),
+                  ("country", "country"), ("zip_code", "zipCode"))
 DEFAULT_QUOTE_ADDR = "http://quote:8090"  # quote.rs: the code default, not the chart's
 QUOTE_TIMEOUT_MS = 5000  # awc::Client::new() default timeout
 
@@ -41,6 +44,11 @@ def read_items(body):
         if "quantity" not in item:
             raise JsonError(f"Json deserialize error: missing field `quantity` at line 1 column {column_of(body)}")
         items.append({"product_id": product_id, "quantity": item["quantity"]})
+    address = body.get("address")
+    if address is not None:
+        for name, alias in ADDRESS_FIELDS:
+            if name not in address and alias not in address:
+                raise JsonError(f"Json deserialize error: missing field `{name}` at line 1 column {column_of(body)}")
     return items
 
 
