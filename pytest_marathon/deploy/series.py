@@ -12,7 +12,15 @@ cluster. Sources, each cited where the twin emits the series:
 - kube-state-metrics: kubernetes/kube-state-metrics `internal/store/{pod,deployment,node}.go`;
 - redis_exporter: oliver006/redis_exporter `exporter/exporter.go`, `exporter/info.go`, scraped
   in multi-target mode (`instance` is the target URL, `job` the scrape job) from the monitoring
-  namespace's view of the application namespace (`namespace`).
+  namespace's view of the application namespace (`namespace`);
+- kafkametrics: the collector's `kafkametrics` receiver (opentelemetry-collector-contrib
+  `receiver/kafkametricsreceiver/metadata.yaml`, scrapers brokers and consumers), which the
+  Astronomy Shop chart enables against `kafka:9092` (opentelemetry-helm-charts
+  `charts/opentelemetry-demo/values.yaml`, `kafkametrics`); the receiver's resource carries no
+  service, so the series have no `job` or `namespace`;
+- postgres_exporter: prometheus-community/postgres_exporter (`cmd/postgres_exporter/main.go` for
+  `pg_up`, `collector/pg_stat_database.go` for `pg_stat_database_*`), scraped like redis_exporter
+  (`instance` the target, `job` the scrape job, `namespace` the application's).
 
 Pinned releases (the manifests deploy exactly these, `deploy/monitoring.py`): kube-state-metrics
 v2.17.0, the first release whose `internal/store/deployment.go` labels
@@ -42,6 +50,7 @@ _SPAN = frozenset({"job", "service_name", "span_name", "span_kind", "status_code
                    "server_address", "http_request_method", "http_response_status_code"})
 _CONTAINER = frozenset({"namespace", "pod", "container"})
 _REDIS = frozenset({"namespace", "job", "instance"})
+_POSTGRES = frozenset({"namespace", "job", "instance"})
 
 SERIES: Mapping[str, tuple[str, frozenset[str]]] = {
     "traces_span_metrics_calls_total": ("collector", _SPAN),
@@ -79,6 +88,14 @@ SERIES: Mapping[str, tuple[str, frozenset[str]]] = {
     "redis_commands_failed_calls_total": ("redis_exporter", _REDIS | {"cmd"}),
     "redis_commands_rejected_calls_total": ("redis_exporter", _REDIS | {"cmd"}),
     "redis_errors_total": ("redis_exporter", _REDIS | {"err"}),
+    # Astronomy Shop: Kafka (per partition, summed per group and topic) and PostgreSQL
+    "kafka_consumer_group_lag": ("kafkametrics", frozenset({"group", "topic", "partition"})),
+    "kafka_consumer_group_lag_sum": ("kafkametrics", frozenset({"group", "topic"})),
+    "kafka_consumer_group_members": ("kafkametrics", frozenset({"group"})),
+    "kafka_brokers": ("kafkametrics", frozenset()),
+    "pg_up": ("postgres_exporter", _POSTGRES),
+    "pg_stat_database_numbackends": ("postgres_exporter", _POSTGRES | {"datname"}),
+    "pg_stat_database_xact_rollback": ("postgres_exporter", _POSTGRES | {"datname"}),
 }
 
 
