@@ -14,6 +14,7 @@ from collections.abc import Callable
 import pytest
 
 from pytest_marathon.alerting import AlertEngine, load_rule_pack
+from pytest_marathon.alerting.promtool import build_unit_test, promtool_path, run_promtool
 from pytest_marathon.tsdb import SeriesStore
 
 NS = "astronomy"
@@ -199,3 +200,28 @@ def test_entry_point_5xx_pages_frontend_availability_not_the_backend_rule() -> N
 def test_every_new_rule_cites_why_the_real_system_shows_it(rule: str) -> None:
     source = load_rule_pack("astronomy").rule(rule).annotations["source"]
     assert "src/" in source or "values.yaml" in source
+
+
+@pytest.mark.skipif(promtool_path() is None, reason="promtool not installed (Debian package 'prometheus')")
+def test_promtool_fires_the_new_rules_exactly_as_our_engine(tmp_path) -> None:  # noqa: ANN001
+    """Real Prometheus (promtool test rules) on the same series: the same alerts, labels and
+    rendered annotations at every evaluation (the label_replace regexes are RE2's as well)."""
+
+    def scrape(feed: _Store, t: float) -> None:
+        broken = t >= BREAK
+        _kafka(feed, t, accounting=(t - BREAK) // STEP + 1 if broken else _healthy_lag(t), fraud=1.0,
+               members=(2, 0 if broken else 2))
+        _postgres(feed, t, up=not broken)
+        _shop(feed, t, quote=0.045, shipping=1.0 if broken else 0.0, proxy=0.5 if broken else 0.0)
+
+    feed = _Store()
+    t = 0.0
+    while t <= END:
+        scrape(feed, t)
+        t += STEP
+    pack = load_rule_pack("astronomy")
+    test = build_unit_test(pack, feed.store, rule_file="astronomy.rules.yaml", start=-5.0, end=END, namespace=NS)
+    assert test.errors == []
+    assert {name for name, n in test.firing_counts.items() if n} >= set(NEW_RULES) | {"FrontendAvailabilityLow"}
+    ok, output = run_promtool(test, pack, tmp_path)
+    assert ok, output[:4000]
