@@ -1,4 +1,5 @@
-"""The boutique rule pack, rule-file validation and the `rules` command."""
+"""The shipped rule packs (one per application, `pack/<app>.rules.yaml`), rule-file validation and
+the `rules` command."""
 
 from __future__ import annotations
 
@@ -10,15 +11,32 @@ from pathlib import Path
 import pytest
 
 from pytest_marathon import __version__
+from pytest_marathon.alerting import rules as rules_module
 from pytest_marathon.alerting.rules import RuleFileError, load_rule_file, load_rule_pack
 from pytest_marathon.cli import main
 
 WORKLOAD_LABELS = {"deployment", "service", "service_name", "container", "pod"}
+#: every shipped pack, found on disk (not through the loader), with its number of rules: boutique's
+#: 35, and the Astronomy Shop's 35 shared rules plus its 4 (HTTP 5xx, Kafka lag and empty group,
+#: PostgreSQL down)
+PACKS = sorted(p.name.removesuffix(".rules.yaml")
+               for p in (Path(rules_module.__file__).parent / "pack").glob("*.rules.yaml"))
+RULE_COUNTS = {"boutique": 35, "astronomy": 39}
 
 
-def test_pack_has_35_rules_with_severity_templates_and_release() -> None:
-    pack = load_rule_pack("boutique")
-    assert len(pack.rules) == 35
+def test_every_pack_on_disk_is_loadable_and_counted() -> None:
+    assert PACKS == sorted(RULE_COUNTS) == rules_module.available_packs()
+
+
+def test_the_astronomy_pack_keeps_every_boutique_rule_name_in_the_same_order() -> None:
+    boutique = [r.name for r in load_rule_pack("boutique").rules]
+    assert [r.name for r in load_rule_pack("astronomy").rules][: len(boutique)] == boutique
+
+
+@pytest.mark.parametrize("app", PACKS)
+def test_pack_has_its_rules_with_severity_templates_and_release(app: str) -> None:
+    pack = load_rule_pack(app)
+    assert len(pack.rules) == RULE_COUNTS[app]
     assert f"release {__version__}" in pack.text.splitlines()[0]
     for rule in pack.rules:
         assert rule.labels.get("severity") in {"critical", "warning", "info"}, rule.name
@@ -26,8 +44,9 @@ def test_pack_has_35_rules_with_severity_templates_and_release() -> None:
         assert rule.for_ <= 120, rule.name
 
 
-def test_every_workload_rule_keeps_a_workload_label() -> None:
-    for rule in load_rule_pack("boutique").rules:
+@pytest.mark.parametrize("app", PACKS)
+def test_every_workload_rule_keeps_a_workload_label(app: str) -> None:
+    for rule in load_rule_pack(app).rules:
         if rule.name.startswith(("Node", "KubeNode")):
             continue
         grouping = re.findall(r"by \(([^)]*)\)", rule.expr)
@@ -83,22 +102,24 @@ def test_unknown_app_is_a_clear_error() -> None:
         load_rule_pack("nope")
 
 
-def test_rules_command_lists_and_exports(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    assert main(["rules", "--app", "boutique", "--list"]) == 0
+@pytest.mark.parametrize("app", PACKS)
+def test_rules_command_lists_and_exports(tmp_path: Path, capsys: pytest.CaptureFixture, app: str) -> None:
+    assert main(["rules", "--app", app, "--list"]) == 0
     listing = capsys.readouterr().out
-    assert "35 rules" in listing and "KubePodCrashLooping" in listing
-    assert main(["rules", "--app", "boutique", "--export", str(tmp_path / "out")]) == 0
-    exported = tmp_path / "out" / "boutique.rules.yaml"
-    assert load_rule_file(exported).rules == load_rule_pack("boutique").rules
+    assert f"{RULE_COUNTS[app]} rules" in listing and "KubePodCrashLooping" in listing
+    assert main(["rules", "--app", app, "--export", str(tmp_path / "out")]) == 0
+    exported = tmp_path / "out" / f"{app}.rules.yaml"
+    assert load_rule_file(exported).rules == load_rule_pack(app).rules
     assert main(["rules", "--app", "nope", "--list"]) == 2
 
 
 @pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool not installed (Debian package 'prometheus')")
-def test_promtool_check_rules_accepts_the_export(tmp_path: Path) -> None:
-    assert main(["rules", "--app", "boutique", "--export", str(tmp_path)]) == 0
+@pytest.mark.parametrize("app", PACKS)
+def test_promtool_check_rules_accepts_the_export(tmp_path: Path, app: str) -> None:
+    assert main(["rules", "--app", app, "--export", str(tmp_path)]) == 0
     proc = subprocess.run(
-        ["promtool", "check", "rules", str(tmp_path / "boutique.rules.yaml")],
+        ["promtool", "check", "rules", str(tmp_path / f"{app}.rules.yaml")],
         capture_output=True, text=True, check=False,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "SUCCESS: 35 rules found" in proc.stdout
+    assert f"SUCCESS: {RULE_COUNTS[app]} rules found" in proc.stdout

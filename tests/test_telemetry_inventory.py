@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from pytest_marathon.alerting import PromQLEngine
-from pytest_marathon.alerting.rules import load_rule_pack
+from pytest_marathon.alerting.rules import available_packs, load_rule_pack
 from pytest_marathon.alerting.series_check import missing_series
 from pytest_marathon.backends import create_backend
 from pytest_marathon.deploy import collector_config_text
@@ -24,12 +24,13 @@ from pytest_marathon.deploy.series import SERIES, labels_of
 from pytest_marathon.twin import instrumentation, spanmetrics
 from pytest_marathon.twin.errors import GRPC_CODES
 
-RULES = {rule.name: rule for rule in load_rule_pack("boutique").rules}
+#: every rule of every shipped pack (`pack/<app>.rules.yaml`), by (app, rule name)
+RULES = {(app, rule.name): rule for app in available_packs() for rule in load_rule_pack(app).rules}
 
 
-@pytest.mark.parametrize("name", sorted(RULES))
-def test_every_rule_reads_only_series_the_shipped_exporters_produce(name: str) -> None:
-    assert missing_series(RULES[name].expr, labels_of) == []
+@pytest.mark.parametrize(("app", "name"), sorted(RULES))
+def test_every_rule_reads_only_series_the_shipped_exporters_produce(app: str, name: str) -> None:
+    assert missing_series(RULES[app, name].expr, labels_of) == []
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,15 @@ cluster. Sources, each cited where the twin emits the series:
 - kube-state-metrics: kubernetes/kube-state-metrics `internal/store/{pod,deployment,node}.go`;
 - redis_exporter: oliver006/redis_exporter `exporter/exporter.go`, `exporter/info.go`, scraped
   in multi-target mode (`instance` is the target URL, `job` the scrape job) from the monitoring
-  namespace's view of the application namespace (`namespace`).
+  namespace's view of the application namespace (`namespace`);
+- kafkametrics: the collector's `kafkametrics` receiver (opentelemetry-collector-contrib
+  `receiver/kafkametricsreceiver/metadata.yaml`, scrapers brokers and consumers), which the
+  Astronomy Shop chart enables against `kafka:9092` (opentelemetry-helm-charts
+  `charts/opentelemetry-demo/values.yaml`, `kafkametrics`); the receiver's resource carries no
+  service, so the series have no `job` or `namespace`;
+- postgres_exporter: prometheus-community/postgres_exporter (`cmd/postgres_exporter/main.go` for
+  `pg_up`, `collector/pg_stat_database.go` for `pg_stat_database_*`), scraped like redis_exporter
+  (`instance` the target, `job` the scrape job, `namespace` the application's).
 
 Pinned releases (the manifests deploy exactly these, `deploy/monitoring.py`): kube-state-metrics
 v2.17.0, the first release whose `internal/store/deployment.go` labels
