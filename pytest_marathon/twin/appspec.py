@@ -64,6 +64,9 @@ class DeploymentSpec:
     traced: bool = True
     # a Kafka consumer's subscription: broker_env, topic, group, offset_reset, on_error
     consumer: dict[str, Any] = field(default_factory=dict)
+    # `host:port` an init container waits to reach before the app container starts (the demo
+    # chart's busybox `until nc -z -v -w30 <host> <port>; ... sleep 2; done`)
+    init_wait: tuple[str, ...] = ()
 
     @property
     def has_code(self) -> bool:
@@ -420,6 +423,7 @@ def _deployment(r: _Reader, name: str, body: Any) -> DeploymentSpec:
                                          f"{w}.terminationGracePeriodSeconds", int, 30),
         traced=r.get(body, "traced", f"{w}.traced", bool, True),
         consumer=_consumer(r, body, kind, w),
+        init_wait=tuple(str(a) for a in r.get(body, "init_wait", f"{w}.init_wait", list, [])),
         # Secret references come first so literal values can refer to them with $(VAR)
         env_order=(*secret_env, *(k for k in env if k not in secret_env)),
     )

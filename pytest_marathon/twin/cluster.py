@@ -70,6 +70,9 @@ class ContainerRuntime(Protocol):
 
     def stop(self, pod: Pod) -> None: ...
 
+    def reachable(self, pod: Pod, addr: str) -> bool:
+        """Whether a TCP connect from `pod` to `host:port` succeeds now."""
+
 
 class Cluster:
     def __init__(self, spec: AppSpec, seed: int, events: EventLog, runtime: ContainerRuntime,
@@ -426,6 +429,11 @@ class Cluster:
         pod.args = tuple(envvars.expand(arg, env) for arg in pod.template.args)
         pod.listen_port = _listen_port(env, self.deployments[pod.deployment].port)
         restarted = pod.started_at is not None
+        waits = self.spec.deployments[pod.deployment].init_wait
+        if not restarted and waits and not all(self.runtime.reachable(pod, addr) for addr in waits):
+            # the init container loops until the address answers; the app container waits
+            pod.waiting_reason = "PodInitializing"
+            return
         if restarted:
             pod.restart_count += 1
             self._next_backoff(pod)

@@ -74,6 +74,11 @@ class _Containers:
     def image_exists(self, image: str) -> bool:
         return self.twin.registry.exists(image)
 
+    def reachable(self, pod: Pod, addr: str) -> bool:
+        """Whether a TCP connect from `pod` to `addr` succeeds (an init container's `nc -z`)."""
+        _peer, target, failure = self.twin.runtime.resolve(pod, addr)
+        return failure is None and target is not None and target.running
+
     def start(self, pod: Pod) -> None:
         twin = self.twin
         dep = twin.spec.deployments[pod.deployment]
