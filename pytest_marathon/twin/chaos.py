@@ -51,13 +51,23 @@ class Chaos:
         self.active: dict[str, ChaosFault] = {}
         self._counter = 0
         self._edges: dict[tuple[str, str], EdgeEffect] = {}
+        self._zoned: dict[tuple[str, str], list[tuple[str, str, EdgeEffect]]] = {}
         cluster.controllers.append(self._repeat)
 
     # --- what the rest of the twin consults --------------------------------------------------------
-    def edge_effect(self, src: str, dst: str) -> EdgeEffect:
+    def edge_effect(self, src: str, dst: str, src_zone: str = "", dst_zone: str = "") -> EdgeEffect:
+        """The network between a `src` and a `dst` pod. A fault with a `zone` acts on the target's
+        pod in that zone only (netem on that pod's interface), so the other zone's replica of the
+        same workload is untouched."""
         if not self._edges:
             return NO_EFFECT
-        return self._edges.get((src, dst), NO_EFFECT)
+        effect = self._edges.get((src, dst), NO_EFFECT)
+        zoned = self._zoned.get((src, dst))
+        if zoned:
+            for side, zone, extra in zoned:
+                if (src_zone if side == "src" else dst_zone) == zone:
+                    effect = _combine(effect, extra)
+        return effect
 
     def pod_delay_ms(self, deployment: str) -> float:
         """Delay on all of a pod's traffic (a network delay with no peer: netem on the pod's own
@@ -84,7 +94,7 @@ class Chaos:
             raise BackendError(f"unknown chaos kind {kind!r}; known: {', '.join(KINDS)}")
         cluster = self.cluster
         if kind == "node_failure":
-            node = self._node_of(target)
+            node = self._node_of(target, params.get("zone"))
             if not cluster.nodes[node].ready:
                 raise BackendError(f"node {node} is already NotReady")
         elif target not in cluster.deployments:
@@ -125,6 +135,9 @@ class Chaos:
 
     def _kill_pods(self, fault: ChaosFault, now: float) -> None:
         pods = sorted(self.cluster.pods_of(fault.target), key=lambda p: p.name)
+        zone = fault.params.get("zone")
+        if zone:  # the replica of one site only
+            pods = [p for p in pods if self.cluster.nodes[p.node].zone == zone]
         count = int(fault.params.get("count", len(pods)))
         for pod in pods[:count]:
             self.cluster.events.add(now, "Normal", "Killing", "Pod", pod.name, f"Stopping container {pod.deployment}")
@@ -190,11 +203,19 @@ class Chaos:
                 self.servers[name].maxmemory = value
 
     def _start_node_failure(self, fault: ChaosFault, now: float) -> None:
-        fault.undo["node"] = self._node_of(fault.target)
-        self.cluster.set_node_ready(fault.undo["node"], False, now)
+        zone = fault.params.get("zone")
+        nodes = [self._node_of(fault.target, zone)]
+        if fault.params.get("whole_zone"):
+            # every node of the zone at once: the site is lost
+            zone = self.cluster.nodes[nodes[0]].zone
+            nodes = sorted(n for n, node in self.cluster.nodes.items() if node.zone == zone)
+        fault.undo["nodes"] = nodes
+        for node in nodes:
+            self.cluster.set_node_ready(node, False, now)
 
     def _stop_node_failure(self, fault: ChaosFault, now: float) -> None:
-        self.cluster.set_node_ready(fault.undo["node"], True, now)
+        for node in fault.undo["nodes"]:
+            self.cluster.set_node_ready(node, True, now)
 
     def _start_credential_rotation(self, fault: ChaosFault, now: float) -> None:
         """Rotate the datastore's password: the Secret and the running server change, clients don't."""
@@ -258,28 +279,43 @@ class Chaos:
             raise BackendError(f"{deployment} takes no credentials from a Secret")
         return next(iter(sorted(env.values())))
 
-    def _node_of(self, target: str) -> str:
+    def _node_of(self, target: str, zone: str | None = None) -> str:
         if target in self.cluster.nodes:
             return target
         pods = sorted(self.cluster.pods_of(target), key=lambda p: p.name)
+        if zone:
+            pods = [p for p in pods if self.cluster.nodes[p.node].zone == zone]
         if not pods:
             raise BackendError(f"unknown node or deployment without pods: {target!r}")
         return pods[0].node
 
     def _rebuild_edges(self) -> None:
         edges: dict[tuple[str, str], EdgeEffect] = {}
+        zoned: dict[tuple[str, str], list[tuple[str, str, EdgeEffect]]] = {}
         names = sorted(self.cluster.deployments)
         for fault in sorted(self.active.values(), key=lambda f: f.handle):
             if fault.kind not in ("network_delay", "network_loss", "partition"):
                 continue
             peer = fault.params.get("peer")
-            pairs = [(fault.target, p) for p in names if peer in (None, p)]
-            pairs += [(p, fault.target) for p in names if peer in (None, p)]
-            for pair in pairs:
-                current = edges.get(pair, NO_EFFECT)
-                edges[pair] = EdgeEffect(
-                    delay_ms=current.delay_ms + (float(fault.params.get("delay_ms", 0.0)) if fault.kind == "network_delay" else 0.0),
-                    loss=max(current.loss, float(fault.params.get("loss", 0.0)) if fault.kind == "network_loss" else 0.0),
-                    partitioned=current.partitioned or fault.kind == "partition",
-                )
+            zone = str(fault.params.get("zone") or "")
+            own = EdgeEffect(
+                delay_ms=float(fault.params.get("delay_ms", 0.0)) if fault.kind == "network_delay" else 0.0,
+                loss=float(fault.params.get("loss", 0.0)) if fault.kind == "network_loss" else 0.0,
+                partitioned=fault.kind == "partition",
+            )
+            pairs = [((fault.target, p), "src") for p in names if peer in (None, p)]
+            pairs += [((p, fault.target), "dst") for p in names if peer in (None, p)]
+            for pair, side in pairs:
+                if zone:
+                    zoned.setdefault(pair, []).append((side, zone, own))
+                    edges.setdefault(pair, NO_EFFECT)  # so the lookup is not skipped
+                else:
+                    edges[pair] = _combine(edges.get(pair, NO_EFFECT), own)
         self._edges = edges
+        self._zoned = zoned
+
+
+def _combine(a: EdgeEffect, b: EdgeEffect) -> EdgeEffect:
+    """Two faults on one path: delays add, the worse loss counts, a partition wins."""
+    return EdgeEffect(delay_ms=a.delay_ms + b.delay_ms, loss=max(a.loss, b.loss),
+                      partitioned=a.partitioned or b.partitioned)

@@ -46,7 +46,7 @@ def _connect_data_server(rt: Runtime, caller: Pod, addr: str, table: dict[str, A
     port = int(port_text) if port_text.isdigit() else 0
     if pod.deployment in rt.down_datastores or pod.name not in table:
         return None, pod, DialFailure("refused", ip=ip, port=port, host=host, addr=addr)
-    if rt.edge_effect(caller.deployment, pod.deployment).partitioned:
+    if rt.edge(caller, pod).partitioned:
         return None, pod, DialFailure("timeout", ip=ip, port=port, host=host, addr=addr)
     return table[pod.name], pod, None
 
@@ -76,7 +76,7 @@ def kafka_send(self: Runtime, ctx: CallContext, addr: str, topic: str, value: An
         dep = self.spec.deployments[pod.deployment]
         op_ms = float(dep.datastore.get("op_ms", 0.4))
         pod.cpu_demand += op_ms / 1000.0 * self.weight
-        ms += op_ms + self.edge_effect(caller.deployment, pod.deployment).delay_ms
+        ms += op_ms + self.edge(caller, pod).delay_ms
         record_headers = dict(headers or {})
         record_headers.setdefault("traceparent", f"00-{ctx._trace.trace_id}-{span_id}-01")
         plain = json.loads(json.dumps(value, default=str))
@@ -108,7 +108,7 @@ def sql_connect(self: Runtime, ctx: CallContext, dsn: Dsn) -> PgServer:
             ctx._elapsed_ms += NETWORK_MS
         raise SqlError("08006", connect_failure(language, failure.kind, failure.ip, failure.port, dsn.host),
                        failure.kind)
-    ctx._elapsed_ms += NETWORK_MS + self.edge_effect(caller.deployment, pod.deployment).delay_ms
+    ctx._elapsed_ms += NETWORK_MS + self.edge(caller, pod).delay_ms
     server.authenticate(dsn.user, dsn.password, dsn.database)
     server.backends.add(caller.name)
     return server

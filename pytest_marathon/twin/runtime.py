@@ -268,7 +268,7 @@ class Runtime:
         spec: AppSpec,
         cluster: Cluster,
         seed_rng: random.Random,
-        edge_effect: Callable[[str, str], EdgeEffect],
+        edge_effect: Callable[..., EdgeEffect],
         servers: dict[str, RedisServer],
         down_datastores: set[str],
     ) -> None:
@@ -530,7 +530,7 @@ class Runtime:
         elif ctx._depth >= MAX_CALL_DEPTH:
             (code, message), ms = ended, limit_ms
         else:
-            effect = self.edge_effect(caller.deployment, pod.deployment)
+            effect = self.edge(caller, pod)
             ms += effect.delay_ms + self._crossing_ms(self.zone_of(caller), pod)
             if effect.partitioned:
                 # packets vanish on an open connection; nothing ends the call but its context
@@ -627,7 +627,12 @@ class Runtime:
         return svc.selector, pod, None
 
     def zone_of(self, pod: Pod) -> str:
-        return self.cluster.nodes[pod.node].zone
+        node = self.cluster.nodes.get(pod.node)
+        return node.zone if node is not None else ""
+
+    def edge(self, caller: Pod, callee: Pod) -> EdgeEffect:
+        """The network between two pods (chaos faults may act on one zone's replica only)."""
+        return self.edge_effect(caller.deployment, callee.deployment, self.zone_of(caller), self.zone_of(callee))
 
     def _crossing_ms(self, zone: str, pod: Pod) -> float:
         """Round trip between zones: the request and its answer each cross once."""
@@ -667,7 +672,7 @@ class Runtime:
             else:
                 failure = dial.kind
         else:
-            effect = self.edge_effect(caller.deployment, pod.deployment)
+            effect = self.edge(caller, pod)
             ms += effect.delay_ms + self._crossing_ms(self.zone_of(caller), pod)
             if effect.partitioned:
                 failure, ms = ("timeout" if is_deadline else "canceled"), limit_ms
@@ -724,7 +729,7 @@ class Runtime:
             return self.cluster.configmaps.get("feature-flags", {}).get(name, default)
         host, port = caller.env.get(source.host_env, ""), caller.env.get(source.port_env, "")
         _peer, pod, failure = self.resolve(caller, f"{host}:{port}")
-        if failure is not None or pod is None or self.edge_effect(caller.deployment, pod.deployment).partitioned:
+        if failure is not None or pod is None or self.edge(caller, pod).partitioned:
             return default
         flags = self._flag_file(source)
         flag = flags.get(name)
@@ -753,14 +758,14 @@ class Runtime:
             error = failure.kind
         elif pod.deployment in self.down_datastores or pod.name not in self.servers:
             error = "refused"
-        elif self.edge_effect(caller.deployment, pod.deployment).partitioned:
+        elif self.edge(caller, pod).partitioned:
             error = "timeout"
         if error is not None:
             raise RpcError("UNAVAILABLE", rpctexts.redis_unable_to_connect(addr, error))
         dep = self.spec.deployments[pod.deployment]
         op_ms = float(dep.datastore.get("op_ms", 0.3))
         pod.cpu_demand += op_ms / 1000.0 * self.weight
-        return self.servers[pod.name], op_ms + NETWORK_MS + self.edge_effect(caller.deployment, pod.deployment).delay_ms
+        return self.servers[pod.name], op_ms + NETWORK_MS + self.edge(caller, pod).delay_ms
 
     # --- Kafka and PostgreSQL (twin/dataclients.py) ------------------------------------------------
     def kafka_send(self, ctx: CallContext, addr: str, topic: str, value: Any, key: str | None,
