@@ -175,7 +175,10 @@ def charge_card(ctx, total, card):
     if ctx.flag("paymentUnreachable", False):
         addr = BAD_PAYMENT_ADDRESS
     try:
-        resp = rpc(ctx, addr, "Charge", {"amount": total, "credit_card": card})
+        charge = {"amount": total}
+        if card is not None:  # a nil *CreditCardInfo is not sent
+            charge["credit_card"] = card
+        resp = rpc(ctx, addr, "Charge", charge)
     except ctx.RpcError as err:
         raise CheckoutError(f"could not charge the card: {rpc_text(err)}")
     return resp.get("transaction_id", "")
@@ -243,7 +246,7 @@ def PlaceOrder(ctx, request):
         ctx.fail("INTERNAL", err.message)
     total = order_total(user_currency, shipping, order_items)
     try:
-        tx_id = charge_card(ctx, total, request.get("credit_card", {}))
+        tx_id = charge_card(ctx, total, request.get("credit_card"))
     except CheckoutError as err:
         ctx.fail("INTERNAL", f"failed to charge card: {err.message}")
     ctx.log("info", f"payment went through transaction_id={tx_id}")

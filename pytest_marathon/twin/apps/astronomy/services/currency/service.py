@@ -32,6 +32,12 @@ class CppException(Exception):
         self.what = what
 
 
+def terminate(ctx, kind, what):
+    """An exception no handler catches: libstdc++'s verbose terminate handler, then abort()."""
+    ctx.log("error", f"terminate called after throwing an instance of '{kind}'\n  what():  {what}")
+    raise ctx.Exit(134)
+
+
 def rate_of(code):
     """`currency_conversion[code]`: operator[] inserts a zero for an unknown key."""
     if code not in CURRENCY_CONVERSION:
@@ -93,9 +99,7 @@ def init(ctx):
     """main(): no port argument prints the usage and exits 0; the static `std::string version =
     std::getenv("VERSION")` throws before main when VERSION is unset (fixed after 2.2.0)."""
     if ctx.env("VERSION") is None:
-        ctx.log("error", "terminate called after throwing an instance of 'std::logic_error'\n"
-                         "  what():  basic_string: construction from null is not valid")
-        raise ctx.Exit(134)
+        terminate(ctx, "std::logic_error", "basic_string: construction from null is not valid")
     if not ctx.env("CURRENCY_PORT", ""):
         ctx.log("info", "Usage: currency <port>")
         raise ctx.Exit(0)

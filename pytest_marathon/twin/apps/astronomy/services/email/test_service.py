@@ -12,18 +12,24 @@ ORDER = {"order_id": "o-1", "shipping_tracking_id": "t-1",
                     "cost": {"currency_code": "USD", "units": 349, "nanos": 950000000}}]}
 
 
+def confirm(ctx, order=ORDER, email="a@example.com"):
+    """POST /send_order_confirmation as checkout sends it (main.go sendOrderConfirmation)."""
+    body = {"email": email}
+    if order is not None:
+        body["order"] = order
+    return service.send_order_confirmation(ctx, {"body": body})
+
+
 def test_sends_and_logs_to_stdout():
     ctx = TestContext()
-    reply = service.send_order_confirmation(ctx, {"body": {"email": "a@example.com", "order": ORDER}})
-    assert reply == {"status": 200, "body": ""}
+    assert confirm(ctx) == {"status": 200, "body": ""}
     assert ctx.logged("info") == ["Order confirmation email sent to: a@example.com"]
     assert service.DELIVERIES == []
 
 
 def test_missing_order_is_a_sinatra_500():
     ctx = TestContext()
-    reply = service.send_order_confirmation(ctx, {"body": {"email": "a@example.com"}})
-    assert reply == {"status": 500, "body": "<h1>Internal Server Error</h1>"}
+    assert confirm(ctx, None) == {"status": 500, "body": "<h1>Internal Server Error</h1>"}
     assert ctx.logged("error") == ["NoMethodError - undefined method 'order_id' for nil:"]
 
 
@@ -31,11 +37,11 @@ def test_missing_members_render_empty():
     ctx = TestContext()
     order = dict(ORDER)
     order.pop("shipping_tracking_id")
-    assert service.send_order_confirmation(ctx, {"body": {"email": "a@example.com", "order": order}})["status"] == 200
+    assert confirm(ctx, order)["status"] == 200
 
 
 def test_memory_leak_flag_keeps_deliveries():
     ctx = TestContext(flags={"emailMemoryLeak": 1})
-    service.send_order_confirmation(ctx, {"body": {"email": "a@example.com", "order": ORDER}})
-    service.send_order_confirmation(ctx, {"body": {"email": "a@example.com", "order": ORDER}})
+    confirm(ctx)
+    confirm(ctx)
     assert len(service.DELIVERIES) == 2

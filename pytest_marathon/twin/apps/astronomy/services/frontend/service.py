@@ -199,7 +199,8 @@ def shipping(ctx, request):
 
 def checkout_route(ctx, request):
     currency_code = query_value(request, "currencyCode")
-    order = rpc(ctx, "CHECKOUT_ADDR", "PlaceOrder", snake(request.get("body") or {})).get("order", {})
+    order_request = {key: value for key, value in snake(request.get("body") or {}).items() if value is not None}
+    order = rpc(ctx, "CHECKOUT_ADDR", "PlaceOrder", order_request).get("order", {})
     items = []
     for line in order.get("items", []):
         item = line.get("item", {})

@@ -75,7 +75,11 @@ def charge(ctx, request):
     failure = ctx.flag("paymentFailure", 0)
     if failure > 0 and chance(ctx, "paymentFailure") < failure:
         raise ChargeError("Payment request failed. Invalid token. app.loyalty.level=gold")
-    card = request.get("credit_card", {})
+    card = request.get("credit_card")
+    if card is None:
+        # `const {...} = request.creditCard` on an absent message field
+        raise ChargeError("Cannot destructure property 'creditCardNumber' of 'request.creditCard' as it is "
+                          "undefined.", "TypeError")
     number = card.get("credit_card_number", "")
     year = card.get("credit_card_expiration_year", 0)
     month = card.get("credit_card_expiration_month", 0)

@@ -4,7 +4,7 @@ from testing import TestContext, raises
 
 import service
 
-AMOUNT = {"currency_code": "USD", "units": 717, "nanos": 880000000}
+AMOUNT = {"currency_code": "USD", "units": 26, "nanos": 970000000}
 
 
 def card(number="4432-8015-6152-0454", month=1, year=2039):
@@ -46,3 +46,12 @@ def test_payment_failure_flag():
     with raises(ctx.RpcError) as err:
         service.Charge(ctx, {"amount": AMOUNT, "credit_card": card()})
     assert err.value.message == "Payment request failed. Invalid token. app.loyalty.level=gold"
+
+
+def test_absent_card_is_a_destructuring_type_error():
+    ctx = TestContext()
+    with raises(ctx.RpcError) as err:
+        service.Charge(ctx, {"amount": AMOUNT})
+    assert err.value.message == ("Cannot destructure property 'creditCardNumber' of 'request.creditCard' "
+                                 "as it is undefined.")
+    assert '"type":"TypeError"' in ctx.logged("warning")[0]

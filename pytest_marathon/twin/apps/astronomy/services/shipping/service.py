@@ -126,7 +126,9 @@ def init(ctx):
     if port is None:
         ctx.log("error", "thread 'main' panicked at src/main.rs:26:10:\n$SHIPPING_PORT is not set: NotPresent")
         raise ctx.Exit(101)
-    if not port.isdigit() or int(port) > 65535:
+    kind = "Empty" if port == "" else "InvalidDigit" if not port.isdigit() else \
+        "PosOverflow" if int(port) > 65535 else ""
+    if kind:
         ctx.log("error", "thread 'main' panicked at src/main.rs:28:10:\n$SHIPPING_PORT is not a valid port: "
-                         "ParseIntError { kind: InvalidDigit }")
+                         f"ParseIntError {{ kind: {kind} }}")
         raise ctx.Exit(101)
