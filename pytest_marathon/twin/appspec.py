@@ -67,6 +67,9 @@ class DeploymentSpec:
     # `host:port` an init container waits to reach before the app container starts (the demo
     # chart's busybox `until nc -z -v -w30 <host> <port>; ... sleep 2; done`)
     init_wait: tuple[str, ...] = ()
+    # how long the process takes from start to serving, [low, high] seconds (the twin's
+    # calibration: a JVM with the OpenTelemetry agent starts slower than a Go binary)
+    start_seconds: tuple[float, float] = (8.0, 12.0)
 
     @property
     def has_code(self) -> bool:
@@ -424,9 +427,18 @@ def _deployment(r: _Reader, name: str, body: Any) -> DeploymentSpec:
         traced=r.get(body, "traced", f"{w}.traced", bool, True),
         consumer=_consumer(r, body, kind, w),
         init_wait=tuple(str(a) for a in r.get(body, "init_wait", f"{w}.init_wait", list, [])),
+        start_seconds=_pair(r, body, "start_seconds", w, (8.0, 12.0)),
         # Secret references come first so literal values can refer to them with $(VAR)
         env_order=(*secret_env, *(k for k in env if k not in secret_env)),
     )
+
+
+def _pair(r: _Reader, body: Any, key: str, w: str, default: tuple[float, float]) -> tuple[float, float]:
+    value = r.get(body, key, f"{w}.{key}", list, list(default))
+    if len(value) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value) \
+            or not 0 <= value[0] <= value[1]:
+        raise r.fail(f"{w}.{key}", "expected [low, high] seconds with 0 <= low <= high")
+    return float(value[0]), float(value[1])
 
 
 def _consumer(r: _Reader, body: Any, kind: str, w: str) -> dict[str, Any]:

@@ -308,7 +308,7 @@ class Cluster:
             template=rs.template.copy(),
             node=node.name,
             created_at=now,
-            start_delay=self._start_rng.uniform(8.0, 12.0),
+            start_delay=self._start_rng.uniform(*self.spec.deployments[rs.deployment].start_seconds),
             ip=f"10.8.{list(self.nodes).index(node.name)}.{self._ip_counter % 250 + 2}",
             grace_seconds=self.spec.deployments[rs.deployment].termination_grace_seconds,
         )
