@@ -218,6 +218,10 @@ class PgServer:
             name = found.group(1)
             # errorMissingColumn: a qualified reference prints as written, a bare one quoted
             return SqlError("42703", f"column {name} does not exist" if "." in name else f'column "{name}" does not exist')
+        if found := re.match(r"table (\w+) has no column named (\w+)$", text):
+            # an INSERT's target column (parse_target.c checkInsertTargets)
+            table, column = found.groups()
+            return SqlError("42703", f'column "{column}" of relation "{table}" does not exist')
         if found := re.match(r"no such table: (.+)$", text):
             return SqlError("42P01", f'relation "{found.group(1)}" does not exist')
         if found := re.match(r'near "(.+)": syntax error$', text):

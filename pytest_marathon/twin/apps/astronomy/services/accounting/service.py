@@ -105,6 +105,8 @@ def save_changes(ctx, db):
 
 
 def process_message(ctx, order):
+    # proto3 leaves a zero field off the wire and C# reads it back as 0 (Google.Protobuf), so a
+    # whole-dollar amount (nanos 0) or a free shipping cost (units 0) is an ordinary order
     try:
         ctx.log("info", f"Order details: {protobuf_json(order)}.")
         dsn = ctx.env("DB_CONNECTION_STRING")
@@ -116,13 +118,13 @@ def process_message(ctx, order):
             cost = line["cost"]
             item = line["item"]
             track("OrderItemEntity", f"ProductId: {item['product_id']}, OrderId: {order_id}",
-                  [cost["currency_code"], cost["units"], cost["nanos"], item["product_id"],
+                  [cost["currency_code"], cost.get("units", 0), cost.get("nanos", 0), item["product_id"],
                    item["quantity"], order_id], ITEM_SQL)
         shipping = order["shipping_cost"]
         address = order["shipping_address"]
         track("ShippingEntity", f"ShippingTrackingId: {order['shipping_tracking_id']}",
-              [order["shipping_tracking_id"], shipping["currency_code"], shipping["units"],
-               shipping["nanos"], address["street_address"], address["city"], address["state"],
+              [order["shipping_tracking_id"], shipping["currency_code"], shipping.get("units", 0),
+               shipping.get("nanos", 0), address["street_address"], address["city"], address["state"],
                address["country"], address["zip_code"], order_id], SHIPPING_SQL)
         save_changes(ctx, ctx.sql(dsn))
     except ctx.Exit:
