@@ -96,7 +96,24 @@ def with_signature(probe: dict[str, Any], message: str) -> dict[str, Any]:
     return dict(probe)
 
 
-def entry_of(fault: dict[str, Any]) -> dict[str, Any]:
+def consumers(app: str) -> set[str]:
+    """The app's consumer workloads (app.yaml `kind: consumer`)."""
+    path = services_dir(app).parent / "app.yaml"
+    deps = yaml.safe_load(path.read_text())["deployments"] if path.is_file() else {}
+    return {name for name, dep in deps.items() if dep.get("kind") == "consumer"}
+
+
+def probe_of(fault: dict[str, Any], consumer: bool) -> dict[str, Any]:
+    """The fault's probe, answering for this defect only. A consumer's defect shows after the
+    request that produced the record has been answered, so no request fails on it: its error log
+    is the probe."""
+    message = fault["log"]["message"]
+    if consumer and fault["probe"].get("kind") == "request":
+        return {"kind": "no_error_logs", "service": fault["log"]["service"], "window": 120, "contains": message}
+    return with_signature(fault["probe"], message)
+
+
+def entry_of(fault: dict[str, Any], consumer: bool = False) -> dict[str, Any]:
     svc = fault["service"]
     files = sorted({e["file"] for e in fault["edits"] if not e["file"].rsplit("/", 1)[-1].startswith("test_")})
     return {
@@ -104,7 +121,7 @@ def entry_of(fault: dict[str, Any]) -> dict[str, Any]:
         "mechanism": "change",
         "target": svc,
         "culprits": [svc],
-        "probe": with_signature(fault["probe"], fault["log"]["message"]),
+        "probe": probe_of(fault, consumer),
         "artifact": f"code:{svc}/{files[0] if files else 'service.py'}",
         "aliases": [f"image:{svc}"] + [f"code:{svc}/{f}" for f in files[1:]],
         "log": {"service": fault["log"]["service"], "message": fault["log"]["message"]},
@@ -122,6 +139,7 @@ def convert(app: str, writer: Any = None, *, build: bool = True) -> list[str]:
     """Write every buildable code fault through `writer` (a catalog_common.Writer); returns the
     problems of the faults left out."""
     problems: list[str] = []
+    consuming = consumers(app)
     for fault in load_faults(app):
         try:
             files = edited_files(app, fault)
@@ -136,7 +154,7 @@ def convert(app: str, writer: Any = None, *, build: bool = True) -> list[str]:
             continue
         diff = "".join(unified_diff(p, b, a) for p, (b, a) in sorted(files.items()))
         (writer.out / "patches" / f"{fault['id']}.diff").write_text(diff)
-        writer.entry(fault["id"], entry_of(fault))
+        writer.entry(fault["id"], entry_of(fault, fault["service"] in consuming))
     return problems
 
 
