@@ -84,8 +84,9 @@ def test_zone_scoped_faults_act_on_the_active_site_only() -> None:
 
 
 def test_start_up_texts_agree_with_the_services_that_exist() -> None:
-    """generator.yaml's `startup_failures` is what each service's init stops with; checked for
-    every service whose source is present (the fallback until the sources merge)."""
+    """generator.yaml's `startup_failures` is what each service's init stops with (raises, or logs
+    before it exits) when the entry removes the variable; checked for every service whose source
+    is present."""
     from pytest_marathon.twin.sandbox import compile_service
     from pytest_marathon.twin.sandbox_testing import TestContext
 
@@ -99,10 +100,12 @@ def test_start_up_texts_agree_with_the_services_that_exist() -> None:
         files = {p.name: p.read_text() for p in sorted(folder.iterdir()) if p.is_file()}
         compiled = compile_service(svc, files)
         for var, text in texts.items():
-            env = {**app["deployments"][svc]["env"], var: ""}
+            env = {k: v for k, v in app["deployments"][svc]["env"].items() if k != var}  # the entry removes it
+            made: list[TestContext] = []
             with pytest.raises(Exception) as stopped:  # noqa: PT011 - whatever init raises
-                compiled.instantiate(lambda env=env: TestContext(env=env))
-            assert text in str(stopped.value), (svc, var)
+                compiled.instantiate(lambda env=env, made=made: made.append(TestContext(env=env)) or made[-1])
+            said = [str(stopped.value)] + [message for _level, message in made[-1].logs]
+            assert any(text in line for line in said), (svc, var, said)
             checked += 1
     if not checked:
         pytest.skip("no astronomy service sources yet")
@@ -164,3 +167,20 @@ def test_one_tool_writes_either_app(tools: dict, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(generate_boutique, "main", lambda: ran.append("boutique"))
     assert tools["generate"].main(["--app", "boutique"]) == 0
     assert ran == ["boutique"]
+
+
+def test_a_consumer_group_setting_gives_a_renamed_group_entry(tools: dict, tmp_path: Path) -> None:
+    """The group is a setting only where app.yaml names its variable (`consumer.group_env`);
+    the shipped app does not yet, so the shipped catalog has no such entry."""
+    from catalog_common import Writer
+
+    generate = tools["generate"]
+    app = yaml.safe_load((SERVICES.parent / "app.yaml").read_text())
+    know = yaml.safe_load((SHIPPED / "generator.yaml").read_text())
+    app["deployments"]["accounting"]["consumer"]["group_env"] = "KAFKA_GROUP_ID"
+    writer = Writer.start(tmp_path / "out")
+    generate.consumer_groups(writer, generate.Knowledge(app, know))
+    assert writer.written == ["cfg-group-accounting"]
+    entry = yaml.safe_load((tmp_path / "out" / "cfg-group-accounting.yaml").read_text())
+    assert entry["injection"] == {"env": {"KAFKA_GROUP_ID": "accounting-v2"}}
+    assert entry["probe"]["kind"] == "no_error_logs" and entry["log"]["service"] == "accounting"

@@ -76,8 +76,10 @@ class Knowledge:
         dropped = self.get("cause_dropped", caller, callee)
         return self.reporter(caller, callee), dropped or self.words(caller, callee, failure)
 
-    def consumer_text(self, consumer: str, callee: str) -> str:
-        return str(self.get("consumer_failures", consumer, self.kind(callee), default=""))
+    def consumer_text(self, consumer: str, callee: str, failure: str = "refused") -> str:
+        """The error line a consumer logs when `callee` fails it (one text, or one per failure)."""
+        text = self.get("consumer_failures", consumer, self.kind(callee), default="")
+        return str(text.get(failure, "") if isinstance(text, dict) else text)
 
     def address(self, svc: str) -> str:
         """How callers dial `svc` (host:port of its Service)."""
@@ -170,7 +172,8 @@ def port_of(value: str) -> int | None:
 
 
 def config_entry(caller: str, var: str, *, probe: dict[str, Any], log: tuple[str, str], cause: str,
-                 value: str, recovery: str, category: str = "configuration") -> dict[str, Any]:
+                 value: str | None, recovery: str, category: str = "configuration") -> dict[str, Any]:
+    """A changed setting; `value` None removes the variable (the services test for an unset one)."""
     return {
         "category": category,
         "mechanism": "change",
@@ -194,7 +197,7 @@ def edge_evidence(k: Knowledge, caller: str, var: str, callee: str, failure: str
     if stop:  # the new pod stops at start while the old one keeps serving
         return {"kind": "deployment_ready", "deployment": caller}, (caller, stop)
     if k.kind(caller) == "consumer":
-        text = k.consumer_text(caller, callee)
+        text = k.consumer_text(caller, callee, failure)
         return k.probe(caller, contains=text), (caller, text)
     if k.kind(callee) in ("datastore", "postgres", "kafka"):
         signature = [k.words(caller, callee, failure)]  # a store client names no dialled address
@@ -238,7 +241,7 @@ def configuration(w: Writer, k: Knowledge) -> None:
             log = (default["log"]["service"], default["log"]["message"])
         if cleared or default:
             w.entry(f"cfg-cleared-{caller}-{short}", config_entry(
-                caller, var, probe=probe, log=log, value="", recovery=restore,
+                caller, var, probe=probe, log=log, value=None, recovery=restore,
                 cause=f"Move {var} to the shared service defaults"))
         # the neighbouring line's address pasted in: it connects, to a server of another API
         others = [(v2, val2) for c2, v2, val2, callee2 in edges
@@ -252,9 +255,27 @@ def configuration(w: Writer, k: Knowledge) -> None:
             w.entry(f"cfg-pasted-{caller}-{short}", config_entry(
                 caller, var, probe=probe, log=log, value=pasted, recovery=restore,
                 cause=f"Sync {var} with the service address list"))
+    consumer_groups(w, k)
     database_settings(w, k)
     listeners(w, k)
     memory_limits(w, k)
+
+
+def consumer_groups(w: Writer, k: Knowledge) -> None:
+    """A consumer's group renamed in a release: the new group has no committed offset, so it
+    starts at its `offset_reset` end - an `earliest` consumer re-reads every retained record, a
+    `latest` one skips what arrived meanwhile. Only where the group is a setting
+    (app.yaml `consumer.group_env`) and the consumer's reaction to it is known (generator.yaml
+    `consumer_failures.<svc>.regroup`)."""
+    for svc, dep in sorted(k.deps.items()):
+        conf = dep.get("consumer") or {}
+        var, text = conf.get("group_env"), k.get("consumer_failures", svc, "regroup")
+        if not var or not text:
+            continue
+        group = str(dep.get("env", {}).get(var, conf.get("group", svc)))
+        w.entry(f"cfg-group-{svc}", config_entry(
+            svc, var, probe=k.probe(svc, contains=text), log=(svc, text), value=f"{group}-v2",
+            recovery=f"Restore {var}={group}", cause=f"Version the {svc} consumer group with the order schema"))
 
 
 def database_settings(w: Writer, k: Knowledge) -> None:
@@ -326,7 +347,7 @@ def listeners(w: Writer, k: Knowledge) -> None:
         if cleared:
             w.entry(f"cfg-cleared-{svc}-{var.lower().replace('_', '-')}", config_entry(
                 svc, var, probe={"kind": "deployment_ready", "deployment": svc}, log=(svc, cleared),
-                value="", recovery=f"Restore {var}={env[var]}", cause=f"Move {var} to the shared service defaults"))
+                value=None, recovery=f"Restore {var}={env[var]}", cause=f"Move {var} to the shared service defaults"))
 
 
 def memory_limits(w: Writer, k: Knowledge) -> None:
@@ -467,7 +488,7 @@ class Direct:
                 probe = k.path_probe(caller, callee, [f"{caller} -> {k.address(callee)}"])
                 log = tuple(k.get("timeouts", timeout[0], "log"))
             elif k.kind(caller) == "consumer":
-                text = k.consumer_text(caller, callee)
+                text = k.consumer_text(caller, callee, "timeout")
                 probe, log = k.probe(caller, contains=text), (caller, text)
             else:
                 probe = k.path_probe(caller, callee, [f"{caller} -> {k.address(callee)}"])
