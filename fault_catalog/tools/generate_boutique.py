@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from catalog_common import entry_text, experiment, next_patch, restart, rollback
 from twin_knowledge import dial_words, startup_failure, warned_calls
 
 from pytest_marathon.twin.errors import go_code_name
@@ -177,48 +178,6 @@ def dialled(caller: str, address: str, datastore: bool) -> list[str]:
     return [f"{caller} -> {address}:"]
 
 
-def next_patch(tag: str) -> str:
-    """The release after `tag` (v0.10.6 -> v0.10.7): a tag the registry has never seen."""
-    head, _, patch = tag.rpartition(".")
-    return f"{head}.{int(patch) + 1}"
-
-
-def rollback(service: str) -> list[dict[str, Any]]:
-    return [{"tool": "rollback_service", "args": {"service": service}}]
-
-
-def restart(service: str) -> list[dict[str, Any]]:
-    return [{"tool": "restart_service", "args": {"service": service}}]
-
-
-def experiment(title: str, kind: str, target: str, **params: Any) -> dict[str, Any]:
-    module = "pytest_marathon.faults.chaos_actions"
-    return {
-        "title": title,
-        "description": title,
-        "configuration": {},
-        "method": [
-            {
-                "type": "action",
-                "name": f"start-{kind}",
-                "provider": {
-                    "type": "python",
-                    "module": module,
-                    "func": "start_fault",
-                    "arguments": {"kind": kind, "target": target, **params},
-                },
-            }
-        ],
-        "rollbacks": [
-            {
-                "type": "action",
-                "name": f"stop-{kind}",
-                "provider": {"type": "python", "module": module, "func": "stop_fault"},
-            }
-        ],
-    }
-
-
 class Writer:
     def __init__(self, scopes: dict[str, list[str]]) -> None:
         self.written: list[str] = []
@@ -234,13 +193,6 @@ class Writer:
             body["injection"] = {"experiment": f"experiments/{entry_id}.json"}
         path.write_text(entry_text({"id": entry_id, **body}, self.scopes.get(entry_id)))
         self.written.append(entry_id)
-
-
-def entry_text(doc: dict[str, Any], scope: list[str] | None) -> str:
-    """An entry file, with the scope admission measured (kept across regeneration) last and on
-    one line, as `validate-catalog --write-scope` writes it, so neither tool rewrites the other."""
-    text = yaml.safe_dump(doc, sort_keys=False, width=100)
-    return text + ("scope: [" + ", ".join(scope) + "]\n" if scope else "")
 
 
 def setting_base(

@@ -173,9 +173,14 @@ def _walk(folder: Traversable | Path, prefix: str) -> list[tuple[str, Traversabl
     return files
 
 
+#: Authoring data next to the entries that is not an entry: what the catalog generator knows of
+#: the app (fault_catalog/tools/generate.py).
+AUTHORING_FILES = ("generator.yaml",)
+
+
 def _is_entry(item: Traversable | Path) -> bool:
     """Which files of the catalog folder are entries (one rule for the loader and the digest)."""
-    return item.name.endswith(".yaml")
+    return item.name.endswith(".yaml") and item.name not in AUTHORING_FILES
 
 
 def load_catalog(app: str, root: str | Path | None = None) -> Catalog:
