@@ -70,6 +70,8 @@ class DeploymentSpec:
     # how long the process takes from start to serving, [low, high] seconds (the twin's
     # calibration: a JVM with the OpenTelemetry agent starts slower than a Go binary)
     start_seconds: tuple[float, float] = (8.0, 12.0)
+    # the env variable the program takes its listening port from
+    port_env: str = "PORT"
 
     @property
     def has_code(self) -> bool:
@@ -428,6 +430,7 @@ def _deployment(r: _Reader, name: str, body: Any) -> DeploymentSpec:
         consumer=_consumer(r, body, kind, w),
         init_wait=tuple(str(a) for a in r.get(body, "init_wait", f"{w}.init_wait", list, [])),
         start_seconds=_pair(r, body, "start_seconds", w, (8.0, 12.0)),
+        port_env=r.get(body, "port_env", f"{w}.port_env", str, "PORT"),
         # Secret references come first so literal values can refer to them with $(VAR)
         env_order=(*secret_env, *(k for k in env if k not in secret_env)),
     )

@@ -85,8 +85,10 @@ class Chaos:
         return sum(float(f.params.get("cores", 1.0)) for f in self.active.values()
                    if f.kind == "cpu_hog" and f.target == deployment)
 
-    def memory_bytes(self, deployment: str) -> int:
-        return sum(f.undo["bytes"] for f in self.active.values() if f.kind == "memory_hog" and f.target == deployment)
+    def memory_bytes(self, deployment: str, zone: str = "") -> int:
+        """Memory a hog holds in the deployment's container (with `zone`: that site's only)."""
+        return sum(f.undo["bytes"] for f in self.active.values() if f.kind == "memory_hog" and f.target == deployment
+                   and f.params.get("zone") in (None, "", zone))
 
     # --- lifecycle ---------------------------------------------------------------------------------
     def start(self, kind: str, target: str, params: dict[str, Any], now: float) -> str:
@@ -180,18 +182,29 @@ class Chaos:
             raise BackendError(f"unknown peer {peer!r}")
 
     def _start_datastore_outage(self, fault: ChaosFault, now: float) -> None:
+        """The server process stops: the whole deployment's, or with `zone` one site's replica
+        (its pod name is marked), which its own zone's clients keep dialling."""
         self._require_datastore(fault)
-        self.down_datastores.add(fault.target)
-        self.cluster.down_listeners.add(fault.target)
+        names = [fault.target]
+        if fault.params.get("zone"):
+            names = [p.name for p in self._zone_pods(fault.target, str(fault.params["zone"]))]
+        fault.undo["down"] = names
+        self.down_datastores.update(names)
+        self.cluster.down_listeners.update(names)
 
     def _stop_datastore_outage(self, fault: ChaosFault, now: float) -> None:
-        if not any(f.kind == "datastore_outage" and f.target == fault.target for f in self.active.values()):
-            self.down_datastores.discard(fault.target)
-            self.cluster.down_listeners.discard(fault.target)
+        held = {n for f in self.active.values() if f.kind == "datastore_outage" for n in f.undo.get("down", [f.target])}
+        for name in fault.undo.get("down", [fault.target]):
+            if name not in held:
+                self.down_datastores.discard(name)
+                self.cluster.down_listeners.discard(name)
 
     def _start_redis_maxmemory(self, fault: ChaosFault, now: float) -> None:
         self._require_redis(fault)
         servers = self._servers_of(fault.target)
+        if fault.params.get("zone"):
+            zoned = {p.name for p in self._zone_pods(fault.target, str(fault.params["zone"]))}
+            servers = {name: s for name, s in servers.items() if name in zoned}
         fault.undo["maxmemory"] = {name: s.maxmemory for name, s in servers.items()}
         for server in servers.values():
             limit = fault.params.get("maxmemory")
@@ -278,6 +291,10 @@ class Chaos:
         if not env:
             raise BackendError(f"{deployment} takes no credentials from a Secret")
         return next(iter(sorted(env.values())))
+
+    def _zone_pods(self, deployment: str, zone: str) -> list[Any]:
+        return sorted((p for p in self.cluster.pods_of(deployment) if self.cluster.nodes[p.node].zone == zone),
+                      key=lambda p: p.name)
 
     def _node_of(self, target: str, zone: str | None = None) -> str:
         if target in self.cluster.nodes:

@@ -427,7 +427,8 @@ class Cluster:
         env = envvars.resolve(pod.template.env_names(), raw, set(pod.template.env))
         pod.env = env
         pod.args = tuple(envvars.expand(arg, env) for arg in pod.template.args)
-        pod.listen_port = _listen_port(env, self.deployments[pod.deployment].port)
+        pod.listen_port = _listen_port(env, self.deployments[pod.deployment].port,
+                                       self.spec.deployments[pod.deployment].port_env)
         restarted = pod.started_at is not None
         waits = self.spec.deployments[pod.deployment].init_wait
         if not restarted and waits and not all(self.runtime.reachable(pod, addr) for addr in waits):
@@ -550,7 +551,7 @@ class Cluster:
                             f"Readiness probe failed: {self._probe_error(pod, readiness)}")
 
     def _probe_passes(self, pod: Pod, probe: Mapping[str, Any]) -> bool:
-        if pod.deployment in self.down_listeners:
+        if pod.deployment in self.down_listeners or pod.name in self.down_listeners:
             return False
         if probe.get("port") != pod.listen_port:
             return False
@@ -592,10 +593,10 @@ class Cluster:
 
     def _probe_error(self, pod: Pod, probe: Mapping[str, Any]) -> str:
         port = probe.get("port")
-        if port == pod.listen_port and pod.deployment not in self.down_listeners \
+        if port == pod.listen_port and not {pod.deployment, pod.name} & self.down_listeners \
                 and self._timed_out.get(pod.name, False):
             return self._probe_timeout_error(pod, probe)
-        if probe.get("type") == "http" and port == pod.listen_port and pod.deployment not in self.down_listeners:
+        if probe.get("type") == "http" and port == pod.listen_port and not {pod.deployment, pod.name} & self.down_listeners:
             return 'HTTP probe failed with statuscode: 404'
         if probe.get("type") == "grpc":
             return f'timeout: failed to connect service "{pod.ip}:{port}" within 1s: context deadline exceeded'
@@ -678,10 +679,17 @@ def _pull_error(image: str) -> str:
             f'failed to resolve reference "{ref}": {ref}: not found')
 
 
-def _listen_port(env: Mapping[str, str], default: int) -> int:
-    """Services listen on $PORT when set (as the upstream services do), else their built-in port."""
+def _listen_port(env: Mapping[str, str], default: int, port_env: str = "PORT") -> int:
+    """Services listen on the port their env names when it is set (`PORT` for Online Boutique,
+    `CHECKOUT_PORT` and the like for the OpenTelemetry demo, or a URL such as ASP.NET Core's
+    `ASPNETCORE_URLS=http://*:8080`), else on their built-in port."""
+    value = env.get(port_env)
+    if value is None:
+        return default
+    if "://" in value:
+        value = value.rsplit(":", 1)[-1].strip("/")
     try:
-        return int(env.get("PORT", default))
+        return int(value)
     except ValueError:
         return -1
 

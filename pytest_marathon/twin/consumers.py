@@ -88,7 +88,7 @@ def run_consumers(twin: Twin, t: float) -> None:
                 continue
             _peer, broker_pod, failure = rt.resolve(pod, str(pod.env.get(conf.get("broker_env", "KAFKA_ADDR"), "")))
             if failure is not None or broker_pod is None or broker_pod.name not in twin.brokers \
-                    or broker_pod.deployment in rt.down_datastores \
+                    or rt.is_down(broker_pod) \
                     or rt.edge(pod, broker_pod).partitioned:
                 continue  # the client keeps retrying its bootstrap; nothing is consumed
             key = (broker_pod.name, str(conf.get("group", name)), str(conf.get("topic", "orders")),

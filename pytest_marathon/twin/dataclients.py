@@ -44,7 +44,7 @@ def _connect_data_server(rt: Runtime, caller: Pod, addr: str, table: dict[str, A
     service = host.split(".", 1)[0]
     ip = rt.cluster_ip(service) if service in rt.spec.services else ""
     port = int(port_text) if port_text.isdigit() else 0
-    if pod.deployment in rt.down_datastores or pod.name not in table:
+    if rt.is_down(pod) or pod.name not in table:
         return None, pod, DialFailure("refused", ip=ip, port=port, host=host, addr=addr)
     if rt.edge(caller, pod).partitioned:
         return None, pod, DialFailure("timeout", ip=ip, port=port, host=host, addr=addr)

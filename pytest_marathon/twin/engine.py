@@ -238,7 +238,7 @@ class Twin:
             if not pod.running:
                 pod.memory_bytes = 0.0
                 continue
-            memory = dep.base_memory + self.chaos.memory_bytes(pod.deployment)
+            memory = dep.base_memory + self.chaos.memory_bytes(pod.deployment, self.runtime.zone_of(pod))
             if pod.instance is not None:
                 memory += pod.instance.memory_estimate()
             server = self.servers.get(pod.name) or self.brokers.get(pod.name)

@@ -626,6 +626,11 @@ class Runtime:
             return svc.selector, None, DialFailure("refused", ip=ip, port=port)
         return svc.selector, pod, None
 
+    def is_down(self, pod: Pod) -> bool:
+        """The server process in `pod` is stopped (a datastore outage of its deployment or of
+        this one replica), though the pod may still be Ready: the chart has no probes."""
+        return pod.deployment in self.down_datastores or pod.name in self.down_datastores
+
     def zone_of(self, pod: Pod) -> str:
         node = self.cluster.nodes.get(pod.node)
         return node.zone if node is not None else ""
@@ -756,7 +761,7 @@ class Runtime:
         error = None
         if failure is not None:
             error = failure.kind
-        elif pod.deployment in self.down_datastores or pod.name not in self.servers:
+        elif self.is_down(pod) or pod.name not in self.servers:
             error = "refused"
         elif self.edge(caller, pod).partitioned:
             error = "timeout"

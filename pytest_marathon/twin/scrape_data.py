@@ -34,7 +34,8 @@ def _serving_pod(twin: Twin, deployment: str, table: dict[str, Any]) -> Pod | No
             if p.running and p.name in table and twin.cluster.nodes[p.node].ready]
     if not pods or deployment in twin.down_datastores:
         return None
-    return sorted(pods, key=lambda p: (zone_of.get(p.node) != home, p.name))[0]
+    chosen = sorted(pods, key=lambda p: (zone_of.get(p.node) != home, p.name))[0]
+    return None if chosen.name in twin.down_datastores else chosen
 
 
 def scrape_data_servers(twin: Twin, t: float) -> None:
