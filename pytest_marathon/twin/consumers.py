@@ -86,11 +86,20 @@ def run_consumers(twin: Twin, t: float) -> None:
         for pod in sorted(twin.cluster.pods_of(name), key=lambda p: p.name):
             if not pod.running or pod.instance is None:
                 continue
-            _peer, broker_pod, failure = rt.resolve(pod, str(pod.env.get(conf.get("broker_env", "KAFKA_ADDR"), "")))
-            if failure is not None or broker_pod is None or broker_pod.name not in twin.brokers \
-                    or rt.is_down(broker_pod) \
-                    or rt.edge(pod, broker_pod).partitioned:
-                continue  # the client keeps retrying its bootstrap; nothing is consumed
+            addr = str(pod.env.get(conf.get("broker_env", "KAFKA_ADDR"), ""))
+            _peer, broker_pod, failure = rt.resolve(pod, addr)
+            kind = failure.kind if failure is not None else ""
+            if not kind and (broker_pod is None or broker_pod.name not in twin.brokers or rt.is_down(broker_pod)):
+                kind = "refused"
+            elif not kind and rt.edge(pod, broker_pod).partitioned:
+                kind = "timeout"
+            if kind:
+                # the client keeps retrying its bootstrap and says so; nothing is consumed
+                host = addr.rpartition(":")[0]
+                ip = failure.ip if failure is not None and failure.ip else (
+                    rt.cluster_ip(host) if host in twin.spec.services else "")
+                _bootstrap_failure(twin, pod, dep, addr, kind, ip, t)
+                continue
             key = (broker_pod.name, str(conf.get("group", name)), str(conf.get("topic", "orders")),
                    str(conf.get("offset_reset", "latest")))
             attached.setdefault(key, []).append(pod)
@@ -111,6 +120,41 @@ def run_consumers(twin: Twin, t: float) -> None:
         for group in broker.groups:
             if (broker_name, group) not in seen:
                 broker.set_members(group, set())
+
+
+def _bootstrap_failure(twin: Twin, pod: Pod, dep: DeploymentSpec, addr: str, kind: str, ip: str, t: float) -> None:
+    """What a consumer whose broker does not answer logs, once per tick (its client retries with
+    back-off and suppresses identical lines in between):
+
+    * .NET Confluent.Kafka (librdkafka, no error handler set, so it logs to stderr): `%3|...|FAIL|`
+      lines, `Failed to resolve '<addr>': Name or service not known` or `Connect to ipv4#<ip>:<port>
+      failed: Connection refused` (librdkafka src/rdkafka_broker.c rd_kafka_broker_fail).
+    * Java/Kotlin kafka-clients: an unresolvable bootstrap address fails the KafkaConsumer
+      constructor with `ConfigException: No resolvable bootstrap urls given in bootstrap.servers`
+      (clients/ClientUtils.java parseAndValidateAddresses), which nothing in main catches, so the
+      process exits; a refused connection is NetworkClient's WARN `Connection to node -1 (<addr>)
+      could not be established. Node may not be available.`
+    """
+    group = str(dep.consumer.get("group", dep.name))
+    host, _, port = addr.rpartition(":")
+    ctx = twin.startup_context(pod)
+    if dep.language in ("kotlin", "java"):
+        if kind == "nxdomain":
+            ctx.log("error", 'Exception in thread "main" org.apache.kafka.common.config.ConfigException: '
+                             "No resolvable bootstrap urls given in bootstrap.servers")
+            twin.runtime._exit(pod, "Error", 1, t, "No resolvable bootstrap urls given in bootstrap.servers")
+            return
+        ctx.log("warning", f"[Consumer clientId=consumer-{group}-1, groupId={group}] Connection to node -1 "
+                           f"({host}/{ip or host}:{port}) could not be established. Node may not be available.")
+        return
+    if kind == "nxdomain":
+        detail = f"Failed to resolve '{addr}': Name or service not known"
+    elif kind == "timeout":
+        detail = f"Connect to ipv4#{ip}:{port} failed: Connection timed out"
+    else:
+        detail = f"Connect to ipv4#{ip}:{port} failed: Connection refused"
+    ctx.log("error", f"%3|FAIL|rdkafka#consumer-1| [thrd:{addr}/bootstrap]: {addr}/bootstrap: {detail} "
+                     "(after 0ms in state CONNECT)")
 
 
 def _drain(twin: Twin, pod: Pod, broker: Broker, group: str, topic: str, partition: int, t: float) -> None:

@@ -230,16 +230,16 @@ class CallContext:
         return KafkaProducer(send)
 
     def sql(self, dsn: str) -> SqlClient:
-        """A PostgreSQL connection from the DSN (URL or keyword form); connects now, as
-        `db.Ping()` / `NpgsqlConnection.Open()` do, and each statement runs on the server the
-        address resolves to at that moment."""
+        """A PostgreSQL handle from the DSN (URL or keyword form). Like Go's `sql.Open` and an
+        EF Core context it does not connect yet: each statement connects (and authenticates) on the
+        server the address resolves to at that moment, so a failure surfaces at the first
+        statement (`db.Ping()` is a `SELECT 1`), as the unit-test double's does."""
         rt = self._rt
         parsed = parse_dsn(str(dsn))
 
         def run(sql: str, params: tuple[Any, ...]) -> tuple[list[dict[str, Any]], int]:
             return rt.sql_run(self, parsed, sql, params)
 
-        rt.sql_connect(self, parsed)
         return SqlClient(run)
 
 
