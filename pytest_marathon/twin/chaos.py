@@ -52,6 +52,7 @@ class Chaos:
         self._counter = 0
         self._edges: dict[tuple[str, str], EdgeEffect] = {}
         self._zoned: dict[tuple[str, str], list[tuple[str, str, EdgeEffect]]] = {}
+        self.pg_servers: dict[str, Any] = {}  # the twin's PostgreSQL servers by pod
         cluster.controllers.append(self._repeat)
 
     # --- what the rest of the twin consults --------------------------------------------------------
@@ -232,6 +233,9 @@ class Chaos:
 
     def _start_credential_rotation(self, fault: ChaosFault, now: float) -> None:
         """Rotate the datastore's password: the Secret and the running server change, clients don't."""
+        if self.cluster.spec.deployments[fault.target].kind == "postgres":
+            self._rotate_postgres_user(fault)
+            return
         self._require_redis(fault)
         secret_name, key = self._secret_of(fault.target)
         old = self.cluster.secrets[secret_name][key]
@@ -253,10 +257,30 @@ class Chaos:
             server.password = new
             server.also_accepted.clear()  # rotating revokes every credential honoured before
 
+    def _rotate_postgres_user(self, fault: ChaosFault) -> None:
+        """`ALTER ROLE <user> PASSWORD '<new>'` in the running PostgreSQL servers; the clients'
+        connection strings (plain env in the demo chart) keep the old one. A fresh container runs
+        the init script again, which sets the chart's password."""
+        user = str(fault.params.get("user") or "")
+        servers = {name: s for name, s in sorted(self.pg_servers.items()) if name.startswith(fault.target + "-")}
+        if not servers or not all(user in s.users for s in servers.values()):
+            raise BackendError(f"credential_rotation: {fault.target} has no running server with a role {user!r}")
+        new = str(fault.params.get("new_password") or "")
+        if not new:
+            raise BackendError("credential_rotation of a PostgreSQL role needs new_password")
+        fault.undo.update(pg={name: s.users[user] for name, s in servers.items()}, user=user)
+        for server in servers.values():
+            server.users[user] = new
+
     def _stop_credential_rotation(self, fault: ChaosFault, now: float) -> None:
         """Restore the original credential while still honouring the rotated one, the way an
         operator rolls back a rotation: clients restarted during it must not break again. When
         the reloader restarted the clients, it restarts them again for the restored Secret."""
+        if "pg" in fault.undo:
+            for name, old in fault.undo["pg"].items():
+                if name in self.pg_servers:
+                    self.pg_servers[name].users[fault.undo["user"]] = old
+            return
         self.cluster.secrets[fault.undo["secret"]][fault.undo["key"]] = fault.undo["old"]
         for server in self._servers_of(fault.target).values():
             if fault.undo["reload"] == "server" or server.password == fault.undo["new"]:

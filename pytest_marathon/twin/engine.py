@@ -144,6 +144,7 @@ class Twin:
         self.runtime = Runtime(self.spec, self.cluster, rng_for(self.seed, "latency"), self.chaos.edge_effect,
                                self.servers, self.down_datastores)
         self.runtime.brokers, self.runtime.pg_servers = self.brokers, self.pg_servers
+        self.chaos.pg_servers = self.pg_servers
         self.cluster.probe_delays = lambda pod: (self.chaos.pod_delay_ms(pod.deployment),
                                                  self.runtime.run_queue_wait_ms(pod))
         self.cluster.probe_loss = lambda pod: self.chaos.pod_loss(pod.deployment)
