@@ -97,3 +97,49 @@ def test_a_quiet_90_minutes_raise_at_most_two_alerts():
         engine.evaluate(t)
     fired = [a for a in engine.history() if a["fired_at"] is not None]
     assert len(fired) <= 2, fired
+
+
+def _errors_of(twin: Twin, service: str, since: float, contains: str) -> list[str]:
+    return [line["message"] for line in twin.logs(service=service, since=since, level="error", limit=500)
+            if contains in line["message"]]
+
+
+def test_a_rotated_database_password_fails_the_catalog_until_postgres_restarts():
+    twin = Twin("astronomy", seed=1)
+    twin.advance_to(60.0)
+    handle = twin.chaos_start("credential_rotation", "postgresql", user="otelu", new_password="otelp-2026")
+    twin.advance_to(360.0)
+    # product-catalog answers NotFound for any database error (upstream main.go GetProduct), so
+    # the product pages fail while its clients hold the chart's password
+    assert _errors(twin, 120.0) > 0.2
+    failed = [s for s in twin.traces(since=120.0, errors_only=True, limit=20)]
+    assert failed
+    twin.restart("postgresql")  # a fresh container runs the init script: the chart's password again
+    twin.advance_to(480.0)
+    assert _errors(twin, 440.0) == 0.0
+    twin.chaos_stop(handle)
+
+
+def test_an_outage_of_the_active_sites_valkey_fails_carts_there_and_leaves_the_standby_serving():
+    twin = Twin("astronomy", seed=1)
+    twin.advance_to(60.0)
+    twin.chaos_start("datastore_outage", "valkey-cart", zone="zone-a")
+    twin.advance_to(240.0)
+    # no probe in the chart: the zone-a valkey pod stays Ready, so its own zone keeps dialling it
+    assert _errors(twin, 70.0) > 0.0
+    failed = [line["message"] for line in twin.logs(service="frontend", since=70.0, level="error", limit=50)]
+    assert any("Can't access cart storage." in message for message in failed)
+    assert all(_zone(twin, p.name) == "zone-a" for p in twin.cluster.pods_of("valkey-cart")
+               if p.name in twin.down_datastores)
+
+
+def test_a_consumer_whose_broker_is_gone_logs_its_clients_bootstrap_failures():
+    twin = Twin("astronomy", seed=1)
+    twin.advance_to(60.0)
+    twin.update_config("accounting", env={"KAFKA_ADDR": "kafka:9093"})
+    twin.update_config("fraud-detection", env={"KAFKA_ADDR": "kafka-primary:9092"})
+    twin.advance_to(240.0)
+    assert _errors_of(twin, "accounting", 60.0, "kafka:9093/bootstrap")
+    crashed = _errors_of(twin, "fraud-detection", 60.0, "No resolvable bootstrap urls given in bootstrap.servers")
+    assert crashed and crashed[0].startswith('Exception in thread "main" org.apache.kafka')
+    assert any(p.restart_count for p in twin.cluster.pods_of("fraud-detection"))
