@@ -225,7 +225,7 @@ class _CliPreset:
         write_in_workspace(
             ctx.workspace,
             self.instructions_file,
-            INSTRUCTIONS.format(namespace=self.namespace, server=MCP_SERVER_NAME),
+            INSTRUCTIONS.format(namespace=ctx.namespace or self.namespace, server=MCP_SERVER_NAME),
         )
         env.update(self.prepare(ctx, env))
         output = ctx.workspace / CONTROL_DIR / f"output-{ctx.n:03d}"

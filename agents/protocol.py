@@ -66,6 +66,9 @@ class InvocationContext:
     mcp_url: str | None = None
     mcp_command: Sequence[str] | None = None
     model_base_urls: Mapping[str, str] = field(default_factory=dict)
+    #: the application's Kubernetes namespace (`boutique`, `astronomy`), for agents that brief a
+    #: program in words
+    namespace: str = ""
 
 
 @runtime_checkable

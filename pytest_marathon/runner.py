@@ -409,6 +409,7 @@ class _Marathon:
             ground_truth=ground_truth,
             mcp_url=getattr(server, "url", None),
             model_base_urls=dict(self.metering.base_urls) if self.metering is not None else {},
+            namespace=engine.namespace,
         )
         ctx.sandbox = self.isolation.sandbox_for(ctx) if self.isolation is not None else None
         session.begin_invocation(n, t)

@@ -109,6 +109,11 @@ def sql_connect(self: Runtime, ctx: CallContext, dsn: Dsn) -> PgServer:
         raise SqlError("08006", connect_failure(language, failure.kind, failure.ip, failure.port, dsn.host),
                        failure.kind)
     ctx._elapsed_ms += NETWORK_MS + self.edge(caller, pod).delay_ms
+    if not dsn.password and language == "csharp":
+        # Npgsql checks before it answers the server's SCRAM challenge (Npgsql
+        # `Internal/NpgsqlConnector.Auth.cs` AuthenticateSASL; not verified for Npgsql 9)
+        raise SqlError("08P01", "No password has been provided but the backend requires one (in SASL/SCRAM-SHA-256)",
+                       "auth")
     server.authenticate(dsn.user, dsn.password, dsn.database)
     server.backends.add(caller.name)
     return server
