@@ -20,7 +20,8 @@ library; an unknown service or method by the server's. Texts are verbatim from:
   ``No connection established. Last error: connect ECONNREFUSED IP:PORT`` (``subchannel.ts``,
   ``load-balancer-pick-first.ts``; the library appends the time of the error, which the twin
   leaves out), an unresolvable name ``Name resolution failed for target dns:HOST:PORT``
-  (``resolver-dns.ts``), a dropped connection ``Connection dropped``, an ended call ``Deadline
+  (``resolver-dns.ts``), a dial nothing answers ``... Last error: connect ETIMEDOUT IP:PORT``
+  (Node's socket error), a dropped connection ``Connection dropped``, an ended call ``Deadline
   exceeded`` / ``Cancelled on client`` (``call-interface.ts``, ``deadline.ts``).
 * ASP.NET Core gRPC (``ServerCallHandlerFactory``): ``Service is unimplemented.``
 * grpc-java (``ServerImpl``): ``Method not found: SERVICE/METHOD``.
@@ -45,7 +46,7 @@ DIAL_WORDS: dict[str, dict[str, str]] = {
     "nxdomain": {"go": "produced zero addresses", "python": "DNS resolution failed",
                  "redis": "Name or service not known", "nodejs": "Name resolution failed"},
     "timeout": {"go": "i/o timeout", "python": "Timeout occurred", "redis": "ConnectTimeout",
-                "nodejs": "Failed to connect before the deadline"},
+                "nodejs": "ETIMEDOUT"},
 }
 
 
@@ -68,7 +69,9 @@ def refused(client: str, ip: str, port: int) -> str:
 
 def dial_timeout(client: str, ip: str, port: int) -> str:
     if client == "nodejs":
-        return f"No connection established. Last error: {DIAL_WORDS['timeout']['nodejs']}"
+        # Node's socket error when nothing answers the SYN (not verified against grpc-js 1.12's
+        # connect timeout, which may end the attempt first with the same wording)
+        return f"No connection established. Last error: connect {DIAL_WORDS['timeout']['nodejs']} {ip}:{port}"
     if client == "python":
         return _c_core_connect(ip, port, f"{DIAL_WORDS['timeout']['python']}: FD Shutdown")
     return _go_dial(f"dial tcp {ip}:{port}: {DIAL_WORDS['timeout']['go']}")

@@ -62,6 +62,12 @@ MAX_CALL_DEPTH = 16
 # request's remaining time is spent at once and calls fail as the cancelled context makes them.
 MAX_CALLS_PER_REQUEST = 400
 LOG_LEVELS = ("debug", "info", "warning", "error")
+# HTTP servers whose handlers are not cancelled when the client goes away: a Next.js API route
+# (Node's `req` 'close' event cancels nothing the handler awaits; grpc-js calls made without a
+# deadline or an AbortSignal run to their end), Sinatra on Puma and Slim on ReactPHP (the demo's
+# handlers take no cancellation). Go's net/http cancels the request's context, and actix-web drops
+# the handler's future, so their calls end with the client's.
+UNCANCELLED_HTTP_SERVERS = ("nodejs", "ruby", "php")
 HTTP_STATUS_OF = {"INVALID_ARGUMENT": 400, "NOT_FOUND": 404, "UNAUTHENTICATED": 401, "PERMISSION_DENIED": 403}
 CLUSTER_SUFFIXES = (".svc.cluster.local", ".svc")
 
@@ -368,6 +374,10 @@ class Runtime:
         `called` the gRPC service the caller asked for (a pod may serve another one)."""
         dep = self.spec.deployments[pod.deployment]
         span_id = trace.new_span_id()
+        if self.structured_http and dep.kind == "http" and dep.language in UNCANCELLED_HTTP_SERVERS:
+            # the handler runs on when its client gives up: its own calls are bounded by nothing
+            # but the load client's patience; the caller alone stops waiting
+            deadline_ms, deadline_set = max(deadline_ms, LOAD_CLIENT_TIMEOUT_MS), False
         ctx = CallContext(self, pod, trace, span_id, deadline_ms, depth, deadline_set)
         code, message, response = "OK", "", None
         hung = False
