@@ -24,7 +24,8 @@ BREAK = 10 * M  # every broken scenario breaks here
 END = 20 * M
 #: a broken service alerts within 3 minutes (the pack's header)
 WITHIN = 3 * M
-NEW_RULES = ("HttpServerErrorRatioHigh", "KafkaConsumerLagHigh", "KafkaConsumerGroupNoMembers", "PostgresDown")
+NEW_RULES = ("HttpServerErrorRatioHigh", "DatabaseClientErrorRatioHigh", "KafkaConsumerLagHigh",
+             "KafkaConsumerGroupNoMembers", "PostgresDown")
 
 Scrape = Callable[["_Store", float], None]
 
@@ -196,6 +197,28 @@ def test_entry_point_5xx_pages_frontend_availability_not_the_backend_rule() -> N
     assert _fired(history, "HttpServerErrorRatioHigh") == []
 
 
+# --- failing database statements ------------------------------------------------------------------------
+def _statements(feed: _Store, t: float, service: str, per_second: float, error_share: float) -> None:
+    for failed, share in ((False, 1.0 - error_share), (True, error_share)):
+        labels = {"job": service, "service_name": service, "span_name": "INSERT accounting.order",
+                  "span_kind": "SPAN_KIND_CLIENT", "server_address": "postgresql",
+                  "status_code": "STATUS_CODE_ERROR" if failed else "STATUS_CODE_UNSET"}
+        feed.counter(t, "traces_span_metrics_calls_total", per_second * share, **labels)
+
+
+def test_rare_failed_statements_are_quiet() -> None:
+    assert _run(lambda feed, t: _statements(feed, t, "accounting", 0.4, 0.045)) == []
+
+
+def test_failing_writes_page_on_the_client_that_makes_them() -> None:
+    history = _run(lambda feed, t: _statements(feed, t, "accounting", 0.4, 1.0 if t >= BREAK else 0.0))
+    alert = _assert_pages_in_time(history, "DatabaseClientErrorRatioHigh", service_name="accounting")
+    assert alert["labels"]["server_address"] == "postgresql"
+    # 5.5% of failed statements crosses the 5% threshold as well
+    assert _fired(_run(lambda feed, t: _statements(feed, t, "accounting", 0.4, 0.055 if t >= BREAK else 0.0)),
+                  "DatabaseClientErrorRatioHigh")
+
+
 @pytest.mark.parametrize("rule", NEW_RULES)
 def test_every_new_rule_cites_why_the_real_system_shows_it(rule: str) -> None:
     source = load_rule_pack("astronomy").rule(rule).annotations["source"]
@@ -213,6 +236,7 @@ def test_promtool_fires_the_new_rules_exactly_as_our_engine(tmp_path) -> None:  
                members=(2, 0 if broken else 2))
         _postgres(feed, t, up=not broken)
         _shop(feed, t, quote=0.045, shipping=1.0 if broken else 0.0, proxy=0.5 if broken else 0.0)
+        _statements(feed, t, "accounting", 0.4, 1.0 if broken else 0.0)
 
     feed = _Store()
     t = 0.0
