@@ -133,8 +133,9 @@ class Knowledge:
                          key=lambda c: (self.kind(c) == "consumer", c not in front, c))
         return callers[0] if callers else svc
 
-    def unreachable(self, svc: str) -> tuple[dict[str, Any], tuple[str, str]]:
-        """Probe and log line of `svc` answering no one (no ready endpoint, nothing listening)."""
+    def unreachable(self, svc: str, failure: str = "refused") -> tuple[dict[str, Any], tuple[str, str]]:
+        """Probe and log line of `svc` answering no one: `refused` (no ready endpoint, nothing
+        listening) or `timeout` (its node is gone while its endpoint is still listed)."""
         store = self.get("store_failures", svc)
         if store:
             log = (store["service"], store["message"])
@@ -144,7 +145,7 @@ class Knowledge:
         caller = self.caller_of(svc)
         if caller == svc:
             return {"kind": "deployment_ready", "deployment": svc}, (svc, "Back-off")
-        return self.path_probe(caller, svc, [f"-> {self.address(svc)}"]), self.reported(caller, svc, "refused")
+        return self.path_probe(caller, svc, [f"-> {self.address(svc)}"]), self.reported(caller, svc, failure)
 
     def scoped(self) -> dict[str, str]:
         return {"zone": self.zone} if self.zone else {}
@@ -450,14 +451,17 @@ class Direct:
 
     def run(self) -> None:
         k, add, zone = self.k, self.add, self.k.scoped()
+        every_zone = bool(k.get("pod_kill_all_zones", default=False))
         for svc in k.get("pod_kill", default=[]):
-            add(f"infra-pod-kill-{svc}", "infrastructure", "pod_kill", svc, f"Kill the {svc} pod{self.where()}",
+            replicas = int(k.deps[svc].get("replicas", 1))
+            kill = {"count": replicas} if every_zone else {"count": 1, **zone}
+            add(f"infra-pod-kill-{svc}", "infrastructure", "pod_kill", svc,
+                f"Kill the {svc} pods" if every_zone else f"Kill the {svc} pod{self.where()}",
                 log=k.unreachable(svc)[1], probe=k.unreachable(svc)[0],
                 artifact=f"replicas:{svc}", aliases=[f"pod:{svc}"],
-                # a second replica in the active zone rides the kills out
-                remedy=[{"tool": "scale_service",
-                         "args": {"service": svc, "replicas": 2 * int(k.deps[svc].get("replicas", 1))}}],
-                count=1, interval=60, **zone)
+                # more replicas than the kills take ride them out
+                remedy=[{"tool": "scale_service", "args": {"service": svc, "replicas": 2 * replicas}}],
+                interval=60, **kill)
         skip = set(k.get("memory_hog_skip", default=[]))
         for svc, dep in sorted(k.deps.items()):
             if svc not in skip:
@@ -468,8 +472,10 @@ class Direct:
                     **zone)
         nodes = [f"node:{n['name']}" for n in k.app.get("nodes", []) if not k.zone or n.get("zone") == k.zone]
         for svc in k.get("node_failure", default=[]):
+            # until the node-monitor grace period ends the pod stays in the endpoints and nothing
+            # answers its SYN: the callers' dials time out, then the standby zone takes over
             add(f"infra-node-{svc}", "infrastructure", "node_failure", svc, f"The node hosting {svc}{self.where()} fails",
-                log=k.unreachable(svc)[1], probe=k.unreachable(svc)[0],
+                log=k.unreachable(svc, "timeout")[1], probe=k.unreachable(svc, "timeout")[0],
                 artifact=f"pod:{svc}", aliases=nodes, remedy=restart(svc), **zone)
         for svc, timeout in sorted(k.get("slow", default={}).items()):
             late = k.get("timeouts", timeout)
@@ -521,16 +527,17 @@ class Direct:
             server = next(n for n in sorted(k.deps) if k.kind(n) == "postgres")
             # the password changed in the server by hand (ALTER ROLE) while every client's DSN keeps
             # the old one; without a volume a restarted server runs its init script again
-            text = pg["wrong_password"]
+            # what the load sees: product-catalog answers NotFound for any database error (§4.9)
+            probe, log = k.unreachable(server)
             self.w.entry("auth-postgres-rotated", {
                 "category": "authentication",
                 "mechanism": "direct",
                 "target": server,
                 "culprits": [server],
-                "probe": {"kind": "no_error_logs", "service": pg["clients"][-1], "window": 120, "contains": text},
+                "probe": probe,
                 "artifact": f"pod:{server}",
                 "aliases": [f"env:{c}/DB_CONNECTION_STRING" for c in pg["clients"]],
-                "log": {"service": pg["clients"][-1], "message": text},
+                "log": {"service": log[0], "message": log[1]},
                 "recovery": f"Restore the {pg['user']} password",
                 "remedy": restart(server),
             }, experiment(f"{pg['user']} password rotated", "credential_rotation", server,
