@@ -408,15 +408,23 @@ def deployment(w: Writer, k: Knowledge) -> None:
         wrong_api = k.get("cause_dropped", caller, svc) or k.words(caller, svc, "unimplemented")
         if k.kind(svc) in ("grpc", "http") and caller != svc and wrong_api:
             sibling = same[(same.index(svc) + 1) % len(same)]
+            probe = k.path_probe(caller, svc, [f"-> {k.address(svc)}"])
+            log = (k.reporter(caller, svc), wrong_api)
+            # the sibling's program stops at start when the pod's env lacks a variable it requires:
+            # the new pod crash-loops and the rollout stalls while the old pods serve on
+            env = k.deps[svc].get("env", {})
+            missing = [text for var, text in (k.get("startup_failures", sibling) or {}).items() if var not in env]
+            if missing:
+                probe, log = {"kind": "deployment_ready", "deployment": svc}, (svc, missing[0])
             w.entry(f"dep-wrong-image-{svc}", {
                 "category": "deployment",
                 "mechanism": "change",
                 "target": svc,
                 "culprits": [svc],
-                "probe": k.path_probe(caller, svc, [f"-> {k.address(svc)}"]),
+                "probe": probe,
                 "artifact": f"image:{svc}",
                 "aliases": [],
-                "log": {"service": k.reporter(caller, svc), "message": wrong_api},
+                "log": {"service": log[0], "message": log[1]},
                 "change_cause": f"Bump {svc} to the {next_patch(tag)} release image",
                 "injection": {"image": k.deps[sibling]["image"]},
                 "recovery": f"Restore the image {image}",
