@@ -70,6 +70,8 @@ class Writer:
         self.out = out
         self.scopes = scopes
         self.written: list[str] = []
+        # entry id -> why admission rejects it: a template's instance that is no fault on this app
+        self.excluded: dict[str, str] = {}
 
     @classmethod
     def start(cls, out: Path) -> Writer:
@@ -90,6 +92,9 @@ class Writer:
     def entry(self, entry_id: str, body: dict[str, Any], chaos: dict[str, Any] | None = None) -> None:
         if entry_id in self.written:
             raise ValueError(f"two templates write {entry_id}")
+        if entry_id in self.excluded:
+            (self.out / "patches" / f"{entry_id}.diff").unlink(missing_ok=True)
+            return
         if chaos is not None:
             (self.out / "experiments" / f"{entry_id}.json").write_text(json.dumps(chaos, indent=2, sort_keys=True) + "\n")
             body["injection"] = {"experiment": f"experiments/{entry_id}.json"}

@@ -565,6 +565,7 @@ def main(argv: list[str] | None = None) -> int:
     know = yaml.safe_load((out / "generator.yaml").read_text())
     k = Knowledge(yaml.safe_load(app_file(args.app).read_text()), know)
     w = Writer.start(out)
+    w.excluded = {str(k_): str(v) for k_, v in (know.get("excluded") or {}).items()}
     configuration(w, k)
     deployment(w, k)
     Direct(w, k).run()

@@ -34,6 +34,7 @@ from typing import Any
 
 from pytest_marathon.backends.base import Backend, BackendError
 from pytest_marathon.faults import benign_code
+from pytest_marathon.twin.images import split_image
 
 CLUSTER_DNS = ("", ".{ns}", ".{ns}.svc", ".{ns}.svc.cluster.local")
 
@@ -107,7 +108,7 @@ def _buildable(backend: Backend, target: str) -> bool:
 def _next_version(image: str, rng: random.Random, reserved: frozenset[str]) -> str:
     """The next release tag of `image`: usually the next patch version, sometimes the next minor
     one, skipping a tag a fault deploys on this service."""
-    name, _, tag = image.partition(":")
+    name, tag = split_image(image)
     core = tag.split("-", 1)[0].lstrip("v")
     try:
         major, minor, patch = (int(p) for p in core.split("."))

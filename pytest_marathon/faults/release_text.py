@@ -19,6 +19,7 @@ from pytest_marathon.faults.phrasing import (
     nameable_variable,
     render,
 )
+from pytest_marathon.twin.images import split_image
 
 
 def describe(target: str, *, image: str | None = None, env: Mapping[str, Any] | None = None,
@@ -52,7 +53,7 @@ def describe(target: str, *, image: str | None = None, env: Mapping[str, Any] | 
         return render("probes", {"svc": target, "kind": kind, "setting": setting}, rng,
                       strategy=strategy_type)
     shown = image or current_image
-    tag = shown.partition(":")[2]
+    tag = split_image(shown)[1]
     return render("image", {"svc": target, "image": shown, "tag": tag}, rng, strategy=strategy_type)
 
 

@@ -66,9 +66,18 @@ class ImageRegistry:
         return sorted(self._files)
 
 
+def split_image(ref: str) -> tuple[str, str]:
+    """(repository, tag) of an image reference; a registry's port (`localhost:5001/x:1`) is part
+    of the repository, so the tag is what follows the last `:` after the last `/`."""
+    slash, colon = ref.rfind("/"), ref.rfind(":")
+    if colon > slash:
+        return ref[:colon], ref[colon + 1:]
+    return ref, ""
+
+
 def build_tag(base_image: str, files: dict[str, str]) -> str:
     """`cartservice:v0.10.6` + content → `cartservice:v0.10.6-1a2b3c4`."""
-    name, _, version = base_image.partition(":")
+    name, version = split_image(base_image)
     version = version.split("-", 1)[0] or "latest"
     return f"{name}:{version}-{content_hash(files)[:7]}"
 
