@@ -260,6 +260,7 @@ def configuration(w: Writer, k: Knowledge) -> None:
     database_settings(w, k)
     listeners(w, k)
     memory_limits(w, k)
+    liveness_probes(w, k)
 
 
 def consumer_groups(w: Writer, k: Knowledge) -> None:
@@ -369,6 +370,31 @@ def memory_limits(w: Writer, k: Knowledge) -> None:
             "change_cause": f"Right-size the {svc} memory limit to {trimmed} from usage data",
             "injection": {"resources": {"limits.memory": trimmed}},
             "recovery": f"Restore the memory limit {dep['resources']['limits']['memory']}",
+            "remedy": rollback(svc),
+        })
+
+
+def liveness_probes(w: Writer, k: Knowledge) -> None:
+    """The chart sets no probes (facts §2): a change that adds a liveness probe on a port the
+    program does not listen on (the metrics port the team meant to expose next) makes the kubelet
+    kill every container after three failed checks, in both sites at once."""
+    for svc in k.get("liveness_probe", default=[]):
+        dep = k.deps[svc]
+        port = int(dep["port"])
+        probe = {"type": "tcp", "port": port + 1, "initialDelaySeconds": 10, "periodSeconds": 10,
+                 "failureThreshold": 3}
+        w.entry(f"cfg-liveness-{svc}", {
+            "category": "configuration",
+            "mechanism": "change",
+            "target": svc,
+            "culprits": [svc],
+            "probe": {"kind": "deployment_ready", "deployment": svc},
+            "artifact": f"probe:{svc}/liveness",
+            "aliases": [],
+            "log": {"service": svc, "message": "Liveness probe failed"},
+            "change_cause": f"Add a liveness check to {svc} (TCP, the metrics port)",
+            "injection": {"probes": {"liveness": probe}},
+            "recovery": "Remove the liveness probe",
             "remedy": rollback(svc),
         })
 

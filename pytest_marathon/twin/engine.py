@@ -27,7 +27,7 @@ from pytest_marathon.backends.base import (
 from pytest_marathon.determinism import rng_for
 from pytest_marathon.tsdb import SeriesStore
 from pytest_marathon.twin import addresses, images, probes
-from pytest_marathon.twin.appspec import load_app
+from pytest_marathon.twin.appspec import PROBE_TYPES, load_app
 from pytest_marathon.twin.chaos import Chaos
 from pytest_marathon.twin.cluster import Cluster, ContainerCrash
 from pytest_marathon.twin.consumers import ConsumerState, run_consumers, start_data_server
@@ -574,8 +574,19 @@ class Twin:
                 raise BackendError(str(exc)) from None
             template.resources[section][res] = str(value)
         for kind, changes in (probes_patch or {}).items():
-            if kind not in template.probes or not isinstance(changes, Mapping):
+            if kind not in ("readiness", "liveness"):
                 raise BackendError(f"probe patch must map readiness/liveness to fields, got {kind!r}")
+            if changes is None:  # the probe is removed (restoring a pod spec that had none)
+                template.probes.pop(kind, None)
+                continue
+            if not isinstance(changes, Mapping):
+                raise BackendError(f"probe patch must map readiness/liveness to fields, got {kind!r}")
+            if kind not in template.probes:
+                # a probe the pod spec did not have: it must be whole
+                if changes.get("type") not in PROBE_TYPES or not isinstance(changes.get("port"), int):
+                    raise BackendError(f"a new {kind} probe needs a type ({', '.join(PROBE_TYPES)}) and a port")
+                template.probes[kind] = dict(changes)
+                continue
             template.probes[kind].update(dict(changes))
         if image is not None:
             template.image = image
