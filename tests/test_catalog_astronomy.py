@@ -59,7 +59,8 @@ def test_the_catalog_loads_and_its_experiments_are_valid() -> None:
             validate_experiment(entry.experiment)
     templated = Counter(e.category for e in catalog if e.category != "code")
     assert set(templated) == set(CATEGORIES) - {"code"}
-    assert sum(templated.values()) >= 180
+    # what admission keeps of the templates (generator.yaml `excluded` names the rest and why)
+    assert sum(templated.values()) >= 160
     none = sum(e.remedy is None for e in catalog)
     assert none <= 0.15 * len(catalog), f"{none} of {len(catalog)} entries have no remedy"
 
@@ -80,7 +81,11 @@ def test_zone_scoped_faults_act_on_the_active_site_only() -> None:
     scoped = [e for e in catalog if e.experiment is not None
               and e.experiment["method"][0]["provider"]["arguments"].get("zone") == "zone-a"]
     kinds = {e.experiment["method"][0]["provider"]["arguments"]["kind"] for e in scoped}
-    assert {"pod_kill", "node_failure", "network_delay", "partition", "datastore_outage", "memory_hog"} <= kinds
+    assert {"node_failure", "network_delay", "partition", "datastore_outage", "memory_hog"} <= kinds
+    # one site's replica killed is ridden out by the other (no symptom): pod kills take both
+    kills = [e.experiment["method"][0]["provider"]["arguments"] for e in catalog if e.experiment is not None
+             and e.experiment["method"][0]["provider"]["arguments"]["kind"] == "pod_kill"]
+    assert kills and all("zone" not in k and k["count"] == 2 for k in kills)
 
 
 def test_start_up_texts_agree_with_the_services_that_exist() -> None:
