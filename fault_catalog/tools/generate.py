@@ -352,26 +352,37 @@ def listeners(w: Writer, k: Knowledge) -> None:
                 value=None, recovery=f"Restore {var}={env[var]}", cause=f"Move {var} to the shared service defaults"))
 
 
+def restarting_change(w: Writer, entry_id: str, svc: str, *, artifact: str, message: str, cause: str,
+                      injection: dict[str, Any], recovery: str) -> None:
+    """A setting change whose containers keep being killed: the rollout never completes (its probe)
+    and the target's own events or log carry `message`; rolling back repairs it."""
+    w.entry(entry_id, {
+        "category": "configuration",
+        "mechanism": "change",
+        "target": svc,
+        "culprits": [svc],
+        "probe": {"kind": "deployment_ready", "deployment": svc},
+        "artifact": artifact,
+        "aliases": [],
+        "log": {"service": svc, "message": message},
+        "change_cause": cause,
+        "injection": injection,
+        "recovery": recovery,
+        "remedy": rollback(svc),
+    })
+
+
 def memory_limits(w: Writer, k: Knowledge) -> None:
     """A limit `right-sized` below the working set (app.yaml base_memory): the new pod is
     OOMKilled and crash-loops while the old one keeps serving."""
     for svc, dep in sorted(k.deps.items()):
         base = int(str(dep["base_memory"]).removesuffix("Mi"))
         trimmed = f"{max(1, base * 3 // 4)}Mi"
-        w.entry(f"cfg-memory-limit-{svc}", {
-            "category": "configuration",
-            "mechanism": "change",
-            "target": svc,
-            "culprits": [svc],
-            "probe": {"kind": "deployment_ready", "deployment": svc},
-            "artifact": f"limits:{svc}/memory",
-            "aliases": [],
-            "log": {"service": svc, "message": "Back-off restarting failed container"},
-            "change_cause": f"Right-size the {svc} memory limit to {trimmed} from usage data",
-            "injection": {"resources": {"limits.memory": trimmed}},
-            "recovery": f"Restore the memory limit {dep['resources']['limits']['memory']}",
-            "remedy": rollback(svc),
-        })
+        restarting_change(w, f"cfg-memory-limit-{svc}", svc, artifact=f"limits:{svc}/memory",
+                          message="Back-off restarting failed container",
+                          cause=f"Right-size the {svc} memory limit to {trimmed} from usage data",
+                          injection={"resources": {"limits.memory": trimmed}},
+                          recovery=f"Restore the memory limit {dep['resources']['limits']['memory']}")
 
 
 def liveness_probes(w: Writer, k: Knowledge) -> None:
@@ -383,20 +394,10 @@ def liveness_probes(w: Writer, k: Knowledge) -> None:
         port = int(dep["port"])
         probe = {"type": "tcp", "port": port + 1, "initialDelaySeconds": 10, "periodSeconds": 10,
                  "failureThreshold": 3}
-        w.entry(f"cfg-liveness-{svc}", {
-            "category": "configuration",
-            "mechanism": "change",
-            "target": svc,
-            "culprits": [svc],
-            "probe": {"kind": "deployment_ready", "deployment": svc},
-            "artifact": f"probe:{svc}/liveness",
-            "aliases": [],
-            "log": {"service": svc, "message": "Liveness probe failed"},
-            "change_cause": f"Add a liveness check to {svc} (TCP, the metrics port)",
-            "injection": {"probes": {"liveness": probe}},
-            "recovery": "Remove the liveness probe",
-            "remedy": rollback(svc),
-        })
+        restarting_change(w, f"cfg-liveness-{svc}", svc, artifact=f"probe:{svc}/liveness",
+                          message="Liveness probe failed",
+                          cause=f"Add a liveness check to {svc} (TCP, the metrics port)",
+                          injection={"probes": {"liveness": probe}}, recovery="Remove the liveness probe")
 
 
 def deployment(w: Writer, k: Knowledge) -> None:
