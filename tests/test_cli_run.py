@@ -58,7 +58,7 @@ def test_the_alert_history_lists_what_fired_and_when_it_resolved(
 
 def test_unknown_app_is_a_clear_error(capsys: pytest.CaptureFixture) -> None:
     assert main(["run", "--app", "shop", "--agent", "noop", "--seed", "1"]) == 2
-    assert "unknown app 'shop'; choose one of: boutique" in capsys.readouterr().err
+    assert "unknown app 'shop'; choose one of: astronomy, boutique" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
