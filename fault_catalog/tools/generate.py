@@ -172,23 +172,30 @@ def port_of(value: str) -> int | None:
     return int(head.rsplit(":", 1)[1])
 
 
-def config_entry(caller: str, var: str, *, probe: dict[str, Any], log: tuple[str, str], cause: str,
-                 value: str | None, recovery: str, category: str = "configuration") -> dict[str, Any]:
-    """A changed setting; `value` None removes the variable (the services test for an unset one)."""
+def change_entry(svc: str, *, category: str, probe: dict[str, Any], artifact: str, log: tuple[str, str],
+                 cause: str, injection: dict[str, Any], recovery: str) -> dict[str, Any]:
+    """A release of `svc` that carries the fault; rolling it back repairs it."""
     return {
         "category": category,
         "mechanism": "change",
-        "target": caller,
-        "culprits": [caller],
+        "target": svc,
+        "culprits": [svc],
         "probe": probe,
-        "artifact": f"env:{caller}/{var}",
+        "artifact": artifact,
         "aliases": [],
         "log": {"service": log[0], "message": log[1]},
         "change_cause": cause,
-        "injection": {"env": {var: value}},
+        "injection": injection,
         "recovery": recovery,
-        "remedy": rollback(caller),
+        "remedy": rollback(svc),
     }
+
+
+def config_entry(caller: str, var: str, *, probe: dict[str, Any], log: tuple[str, str], cause: str,
+                 value: str | None, recovery: str, category: str = "configuration") -> dict[str, Any]:
+    """A changed setting; `value` None removes the variable (the services test for an unset one)."""
+    return change_entry(caller, category=category, probe=probe, artifact=f"env:{caller}/{var}", log=log,
+                        cause=cause, injection={"env": {var: value}}, recovery=recovery)
 
 
 def edge_evidence(k: Knowledge, caller: str, var: str, callee: str, failure: str,
@@ -331,20 +338,10 @@ def listeners(w: Writer, k: Knowledge) -> None:
         port = int(k.deps[svc]["port"])
         new = str(env[var]).replace(str(port), str(port + 10))
         caller = k.caller_of(svc)
-        w.entry(f"cfg-listener-port-{svc}", {
-            "category": "configuration",
-            "mechanism": "change",
-            "target": svc,
-            "culprits": [svc],
-            "probe": k.path_probe(caller, svc, [f"-> {k.address(svc)}"]),
-            "artifact": f"env:{svc}/{var}",
-            "aliases": [],
-            "log": dict(zip(("service", "message"), k.reported(caller, svc, "refused"), strict=True)),
-            "change_cause": f"Serve {svc} on {port + 10} to free {port} for the metrics sidecar",
-            "injection": {"env": {var: new}},
-            "recovery": f"Restore {var}={env[var]}",
-            "remedy": rollback(svc),
-        })
+        w.entry(f"cfg-listener-port-{svc}", config_entry(
+            svc, var, probe=k.path_probe(caller, svc, [f"-> {k.address(svc)}"]),
+            log=k.reported(caller, svc, "refused"), value=new, recovery=f"Restore {var}={env[var]}",
+            cause=f"Serve {svc} on {port + 10} to free {port} for the metrics sidecar"))
         cleared = k.get("startup_failures", svc, var)
         if cleared:
             w.entry(f"cfg-cleared-{svc}-{var.lower().replace('_', '-')}", config_entry(
@@ -356,20 +353,9 @@ def restarting_change(w: Writer, entry_id: str, svc: str, *, artifact: str, mess
                       injection: dict[str, Any], recovery: str) -> None:
     """A setting change whose containers keep being killed: the rollout never completes (its probe)
     and the target's own events or log carry `message`; rolling back repairs it."""
-    w.entry(entry_id, {
-        "category": "configuration",
-        "mechanism": "change",
-        "target": svc,
-        "culprits": [svc],
-        "probe": {"kind": "deployment_ready", "deployment": svc},
-        "artifact": artifact,
-        "aliases": [],
-        "log": {"service": svc, "message": message},
-        "change_cause": cause,
-        "injection": injection,
-        "recovery": recovery,
-        "remedy": rollback(svc),
-    })
+    w.entry(entry_id, change_entry(svc, category="configuration", probe={"kind": "deployment_ready", "deployment": svc},
+                                   artifact=artifact, log=(svc, message), cause=cause, injection=injection,
+                                   recovery=recovery))
 
 
 def memory_limits(w: Writer, k: Knowledge) -> None:
@@ -415,20 +401,11 @@ def deployment(w: Writer, k: Knowledge) -> None:
             probe, log = {"kind": "deployment_ready", "deployment": svc}, (svc, "ImagePullBackOff")
         else:
             probe, log = k.unreachable(svc)
-        w.entry(f"dep-image-tag-{svc}", {
-            "category": "deployment",
-            "mechanism": "change",
-            "target": svc,
-            "culprits": [svc],
-            "probe": probe,
-            "artifact": f"image:{svc}",
-            "aliases": [],
-            "log": {"service": log[0], "message": log[1]},
-            "change_cause": f"Release {svc} {next_patch(tag)}; switch to Recreate so two versions never serve at once",
-            "injection": {"image": f"{repo}:{next_patch(tag)}", "strategy": {"type": "Recreate"}},
-            "recovery": f"Roll back to the image {image}",
-            "remedy": rollback(svc),
-        })
+        w.entry(f"dep-image-tag-{svc}", change_entry(
+            svc, category="deployment", probe=probe, artifact=f"image:{svc}", log=log,
+            cause=f"Release {svc} {next_patch(tag)}; switch to Recreate so two versions never serve at once",
+            injection={"image": f"{repo}:{next_patch(tag)}", "strategy": {"type": "Recreate"}},
+            recovery=f"Roll back to the image {image}"))
         same = [n for n in names if k.kind(n) == k.kind(svc) and k.deps[n]["image"].startswith(registry)]
         # another API answers: UNIMPLEMENTED to a gRPC caller, 404 to an HTTP one, which only a
         # caller that fails on a non-200 shows (not the proxy, which passes the 404 on)
@@ -443,20 +420,10 @@ def deployment(w: Writer, k: Knowledge) -> None:
             missing = [text for var, text in (k.get("startup_failures", sibling) or {}).items() if var not in env]
             if missing:
                 probe, log = {"kind": "deployment_ready", "deployment": svc}, (svc, missing[0])
-            w.entry(f"dep-wrong-image-{svc}", {
-                "category": "deployment",
-                "mechanism": "change",
-                "target": svc,
-                "culprits": [svc],
-                "probe": probe,
-                "artifact": f"image:{svc}",
-                "aliases": [],
-                "log": {"service": log[0], "message": log[1]},
-                "change_cause": f"Bump {svc} to the {next_patch(tag)} release image",
-                "injection": {"image": k.deps[sibling]["image"]},
-                "recovery": f"Restore the image {image}",
-                "remedy": rollback(svc),
-            })
+            w.entry(f"dep-wrong-image-{svc}", change_entry(
+                svc, category="deployment", probe=probe, artifact=f"image:{svc}", log=log,
+                cause=f"Bump {svc} to the {next_patch(tag)} release image",
+                injection={"image": k.deps[sibling]["image"]}, recovery=f"Restore the image {image}"))
 
 
 class Direct:
