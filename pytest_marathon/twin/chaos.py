@@ -137,10 +137,10 @@ class Chaos:
         self._kill_pods(fault, now)
 
     def _kill_pods(self, fault: ChaosFault, now: float) -> None:
-        pods = sorted(self.cluster.pods_of(fault.target), key=lambda p: p.name)
         zone = fault.params.get("zone")
-        if zone:  # the replica of one site only
-            pods = [p for p in pods if self.cluster.nodes[p.node].zone == zone]
+        # with a zone, the replica of one site only
+        pods = (self._zone_pods(fault.target, str(zone)) if zone
+                else sorted(self.cluster.pods_of(fault.target), key=lambda p: p.name))
         count = int(fault.params.get("count", len(pods)))
         for pod in pods[:count]:
             self.cluster.events.add(now, "Normal", "Killing", "Pod", pod.name, f"Stopping container {pod.deployment}")
@@ -323,9 +323,7 @@ class Chaos:
     def _node_of(self, target: str, zone: str | None = None) -> str:
         if target in self.cluster.nodes:
             return target
-        pods = sorted(self.cluster.pods_of(target), key=lambda p: p.name)
-        if zone:
-            pods = [p for p in pods if self.cluster.nodes[p.node].zone == zone]
+        pods = self._zone_pods(target, zone) if zone else sorted(self.cluster.pods_of(target), key=lambda p: p.name)
         if not pods:
             raise BackendError(f"unknown node or deployment without pods: {target!r}")
         return pods[0].node

@@ -215,9 +215,7 @@ class Twin:
         source = self.spec.flags
         if source is None or not self.cluster.ready_pods(source.deployment):
             return 0
-        flags = self.runtime._flag_file(source)
-        flag = flags.get(name, {})
-        return flag.get("variants", {}).get(flag.get("defaultVariant"), 0) if isinstance(flag, dict) else 0
+        return self.runtime.flag_value(name, 0)
 
     def _ids(self, n: int) -> tuple[str, str]:
         digest = hashlib.sha256(f"{self.seed}/{n}".encode()).hexdigest()
@@ -463,7 +461,7 @@ class Twin:
 
     def feature_flags(self) -> dict[str, str]:
         if self.spec.flags is not None:
-            flags = self.runtime._flag_file(self.spec.flags)
+            flags = self.runtime.flag_file(self.spec.flags)
             return {name: str(flag.get("defaultVariant", "")) for name, flag in sorted(flags.items())
                     if isinstance(flag, dict)}
         return dict(self.cluster.configmaps.get("feature-flags", {}))

@@ -481,30 +481,11 @@ def service_k8s(name: str, namespace: str, port: int, target: int, selector: str
     service_port: dict[str, Any] = {"port": port, "targetPort": target, "protocol": "TCP"}
     if port_name:
         service_port = {"name": port_name, **service_port}
+    spec: dict[str, Any] = {"type": svc_type, "clusterIP": cluster_ip, "selector": {"app": selector},
+                            "ports": [service_port]}
     if traffic_distribution:
-        return {
-            "apiVersion": "v1",
-            "kind": "Service",
-            "metadata": {"name": name, "namespace": namespace},
-            "spec": {
-                "type": svc_type,
-                "clusterIP": cluster_ip,
-                "selector": {"app": selector},
-                "ports": [service_port],
-                "trafficDistribution": traffic_distribution,
-            },
-        }
-    return {
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {
-            "type": svc_type,
-            "clusterIP": cluster_ip,
-            "selector": {"app": selector},
-            "ports": [service_port],
-        },
-    }
+        spec["trafficDistribution"] = traffic_distribution
+    return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": namespace}, "spec": spec}
 
 
 def configmap_k8s(name: str, namespace: str, data: dict[str, str]) -> dict[str, Any]:

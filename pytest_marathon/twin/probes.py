@@ -262,7 +262,7 @@ def artifact_value(twin: Twin, artifact: str) -> str | None:
     cluster = twin.cluster
     if kind == "flag":
         if twin.spec.flags is not None:
-            return twin.runtime._flag_file(twin.spec.flags).get(rest, {}).get("defaultVariant")
+            return twin.runtime.flag_file(twin.spec.flags).get(rest, {}).get("defaultVariant")
         return cluster.configmaps.get("feature-flags", {}).get(rest)
     if kind == "secret":
         return _secret_state(twin, rest)

@@ -746,14 +746,19 @@ class Runtime:
         _peer, pod, failure = self.resolve(caller, f"{host}:{port}")
         if failure is not None or pod is None or self.edge(caller, pod).partitioned:
             return default
-        flags = self._flag_file(source)
-        flag = flags.get(name)
+        return self.flag_value(name, default)
+
+    def flag_value(self, name: str, default: Any = None) -> Any:
+        """The value flagd serves for `name` from its flag file: the default variant's, or
+        `default` for a flag that is missing or not ENABLED."""
+        flag = self.flag_file(self.spec.flags).get(name)
         if not isinstance(flag, dict) or flag.get("state", "ENABLED") != "ENABLED":
             return default
         variants = flag.get("variants", {})
         return variants.get(flag.get("defaultVariant"), default) if isinstance(variants, dict) else default
 
-    def _flag_file(self, source: Any) -> dict[str, Any]:
+    def flag_file(self, source: Any) -> dict[str, Any]:
+        """The flags of the app's flag file (parsed once per content)."""
         text = self.cluster.configmaps.get(source.configmap, {}).get(source.key, "")
         if self._flag_cache is None or self._flag_cache[0] != text:
             try:
@@ -787,10 +792,6 @@ class Runtime:
                    headers: dict[str, str] | None) -> int:
         from pytest_marathon.twin import dataclients
         return dataclients.kafka_send(self, ctx, addr, topic, value, key, headers)
-
-    def sql_connect(self, ctx: CallContext, dsn: Any) -> PgServer:
-        from pytest_marathon.twin import dataclients
-        return dataclients.sql_connect(self, ctx, dsn)
 
     def sql_run(self, ctx: CallContext, dsn: Any, sql: str, params: tuple[Any, ...]) -> tuple[list[dict[str, Any]], int]:
         from pytest_marathon.twin import dataclients
