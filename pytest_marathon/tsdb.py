@@ -54,12 +54,13 @@ class Series:
         return dict(self.key)["__name__"]
 
     def append(self, t: float, v: float) -> None:
-        if self.times and t < self.times[-1]:
-            raise ValueError(f"out-of-order sample for {self.name} at t={t}")
-        if self.times and t == self.times[-1]:
+        times = self.times
+        if times and t <= times[-1]:
+            if t < times[-1]:
+                raise ValueError(f"out-of-order sample for {self.name} at t={t}")
             self.values[-1] = v
             return
-        self.times.append(t)
+        times.append(t)
         self.values.append(v)
 
     def window(self, start: float, end: float) -> tuple[array, array]:

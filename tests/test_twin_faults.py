@@ -126,6 +126,20 @@ def test_redis_maxmemory_rejects_writes_and_a_restart_of_redis_clears_it(twin: T
     assert twin.probe({"kind": "request", "route": "add_to_cart", "signature": ["OOM command not allowed"]})
 
 
+
+def test_a_refused_write_leaves_redis_memory_where_it_was(twin: Twin) -> None:
+    """Redis refuses a denyoom command before running it (server.c processCommand): a refused
+    HSET writes nothing, not even a new key, so used memory stays where the limit pinned it
+    while shoppers keep trying to fill their carts."""
+    twin.advance_to(120.0)
+    twin.chaos_start("redis_maxmemory", "redis-cart")  # the limit: what redis uses right now
+    twin.advance_to(135.0)
+    promql = PromQLEngine(twin.store)
+    pinned = promql.instant("sum(redis_memory_used_bytes)", 135.0)[0]["value"]
+    twin.advance_to(600.0)
+    assert twin.logs(service="cartservice", contains="OOM command not allowed", since=135.0, limit=1)
+    assert promql.instant("sum(redis_memory_used_bytes)", 600.0)[0]["value"] == pinned
+
 def test_network_delay_and_partition(twin: Twin) -> None:
     delay = twin.chaos_start("network_delay", "productcatalogservice", delay_ms=800)
     twin.advance_to(120.0)

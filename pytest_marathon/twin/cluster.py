@@ -88,6 +88,9 @@ class Cluster:
         }
         self.deployments: dict[str, Deployment] = {}
         self.pods: dict[str, Pod] = {}
+        # each deployment's pods sorted by name (rebuilt when one is added or removed): a
+        # Service's endpoints are looked up on every call between services
+        self._by_name: dict[str, list[Pod]] = {}
         self.down_listeners: set[str] = set()
         # Other controllers acting on the cluster each reconcile, before it (a chaos schedule
         # that keeps killing pods while it lasts).
@@ -115,6 +118,18 @@ class Cluster:
 
     def ready_pods(self, deployment: str) -> list[Pod]:
         return [p for p in self.pods.values() if p.deployment == deployment and p.ready]
+
+    def pods_by_name(self, deployment: str) -> list[Pod]:
+        """The deployment's pods, terminating ones too, sorted by name (do not change the list)."""
+        pods = self._by_name.get(deployment)
+        if pods is None:
+            pods = self._by_name[deployment] = sorted(
+                (p for p in self.pods.values() if p.deployment == deployment), key=lambda p: p.name)
+        return pods
+
+    def _forget(self, pod: Pod) -> None:
+        self.pods.pop(pod.name, None)
+        self._by_name.pop(pod.deployment, None)
 
     def limit_bytes(self, pod: Pod) -> int:
         return parse_memory(pod.template.resources["limits"]["memory"])
@@ -313,6 +328,7 @@ class Cluster:
             grace_seconds=self.spec.deployments[rs.deployment].termination_grace_seconds,
         )
         self.pods[name] = pod
+        self._by_name.pop(pod.deployment, None)
         self.events.add(now, "Normal", "SuccessfulCreate", "ReplicaSet", rs.name, f"Created pod: {name}")
         self.events.add(now, "Normal", "Scheduled", "Pod", name,
                         f"Successfully assigned {self.namespace}/{name} to {node.name}")
@@ -355,7 +371,7 @@ class Cluster:
         if grace_seconds == 0:
             # a forced deletion (--grace-period=0 --force, PodChaos pod-kill): gone at once
             self._stop_container(pod)
-            self.pods.pop(pod.name, None)
+            self._forget(pod)
             return
         pod.deleted_at = now
         pod.ready = False
@@ -379,7 +395,7 @@ class Cluster:
                             f"Stopping container {pod.template.container}")
             self._stop_container(pod)
             return
-        self.pods.pop(pod.name, None)
+        self._forget(pod)
 
     def _pod_lifecycle(self, pod: Pod, now: float) -> None:
         if pod.terminating:

@@ -39,6 +39,8 @@ class RedisServer:
         self.data: dict[str, Any] = {}
         self.ttl: dict[str, int] = {}
         self.used_bytes = BASE_USED_BYTES
+        # Each key's share of used_bytes, so a write re-sizes one key instead of the keyspace.
+        self._sizes: dict[str, int] = {}
         self.failed_calls: dict[str, int] = {}
         self.rejected_calls: dict[str, int] = {}
         self.errors: dict[str, int] = {}
@@ -70,15 +72,20 @@ class RedisServer:
             self._count(self.rejected_calls, command, OOM_MESSAGE)
             raise RpcError("RESOURCE_EXHAUSTED", OOM_MESSAGE)
 
-    def _recount(self) -> None:
-        size = BASE_USED_BYTES
-        for key, value in self.data.items():
-            size += 64 + len(key)
-            if isinstance(value, dict):
-                size += sum(48 + len(f) + len(v) for f, v in value.items())
-            else:
-                size += len(value)
-        self.used_bytes = size
+    def _resize(self, key: str) -> None:
+        """used_bytes after a write to `key`: redis' INFO memory grows with each key's name and
+        fields; the figure is the sum of per-key sizes, kept up to date one key at a time."""
+        value = self.data.get(key)
+        if value is None:
+            size = 0
+        elif isinstance(value, dict):
+            size = 64 + len(key) + sum(48 + len(f) + len(v) for f, v in value.items())
+        else:
+            size = 64 + len(key) + len(value)
+        before = self._sizes.pop(key, 0)
+        if value is not None:
+            self._sizes[key] = size
+        self.used_bytes += size - before
 
     def execute(self, command: str, key: str, *args: str) -> Any:
         data = self.data
@@ -104,21 +111,23 @@ class RedisServer:
             self._guard_write(command)
             data[key] = args[0]
         elif command == "hset":
-            value = data.setdefault(key, {})
-            if not isinstance(value, dict):
+            value = data.get(key)
+            if value is not None and not isinstance(value, dict):
                 return self._wrongtype(command)
-            self._guard_write(command)
+            self._guard_write(command)  # a refused HSET creates no key
+            if value is None:
+                value = data[key] = {}
             value[args[0]] = args[1]
         elif command == "delete":
             existed = 1 if data.pop(key, None) is not None else 0
-            self._recount()
+            self._resize(key)
             return existed
         elif command == "hdel":
             value = data.get(key, {})
             removed = 1 if isinstance(value, dict) and value.pop(args[0], None) is not None else 0
-            self._recount()
+            self._resize(key)
             return removed
-        self._recount()
+        self._resize(key)
         return 1
 
     def _wrongtype(self, command: str) -> Any:

@@ -12,6 +12,7 @@ import ast
 import difflib
 import hashlib
 import json
+from bisect import bisect_left
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -391,7 +392,11 @@ class Twin:
         return self.registry.files(image)
 
     def sli_samples(self, since: float | None = None) -> list[SliSample]:
-        return [s for s in self.telemetry.sli if since is None or s.t >= since]
+        samples = self.telemetry.sli
+        if since is None:
+            return list(samples)
+        # appended in time order: the runner asks for the newest few every step
+        return samples[bisect_left(samples, since, key=lambda s: s.t):]
 
     def flag_readers(self, name: str) -> list[str]:
         """Workloads whose deployed code (the current template's image) reads flag `name`.

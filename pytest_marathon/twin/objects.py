@@ -168,6 +168,9 @@ class Deployment:
     max_unavailable: str = "25%"
     progress_deadline_seconds: int = 600
     revision_history_limit: int = REVISION_HISTORY_LIMIT
+    # (template, its hash): a held template is never changed in place (a change copies it and
+    # makes a new revision), so its pod-template-hash is worked out once per template
+    _hashed: tuple[PodTemplate, str] | None = field(default=None, repr=False, compare=False)
 
     def parse_strategy(self, strategy: Mapping[str, Any]) -> tuple[str, str, str]:
         """(type, maxSurge, maxUnavailable) a spec.strategy document (`{"type": "Recreate"}`, or
@@ -201,8 +204,14 @@ class Deployment:
                 "rollingUpdate": {"maxSurge": _int_or_string(self.max_surge),
                                   "maxUnavailable": _int_or_string(self.max_unavailable)}}
 
+    def template_hash(self) -> str:
+        hashed = self._hashed
+        if hashed is None or hashed[0] is not self.template:
+            hashed = self._hashed = (self.template, self.template.hash())
+        return hashed[1]
+
     def current_rs(self) -> ReplicaSet | None:
-        wanted = self.template.hash()
+        wanted = self.template_hash()
         for rs in self.replica_sets:
             if rs.template_hash == wanted:
                 return rs

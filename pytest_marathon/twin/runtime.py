@@ -656,7 +656,7 @@ class Runtime:
         return 2.0 * self.spec.zones.cross_zone_ms
 
     def _pick(self, deployment: str, zone: str = "") -> Pod | None:
-        ready = sorted((p for p in self.cluster.pods.values() if p.deployment == deployment and p.ready), key=lambda p: p.name)
+        ready = [p for p in self.cluster.pods_by_name(deployment) if p.ready]
         if not ready:
             return None
         if zone and deployment in self._prefer_close:

@@ -149,6 +149,8 @@ class ServiceInstance:
         self._metaclass = guards.metaclass
         self._namespaces: dict[str, dict[str, Any]] = {}
         self._handlers: dict[str, Callable[[Any, Any], Any]] = {}
+        # Module state changes only while the pod's code runs, so the estimate is redone then.
+        self._memory: int | None = None
 
     # -- module loading ------------------------------------------------------------------------
 
@@ -213,6 +215,7 @@ class ServiceInstance:
         return plain_copy(result, f"response of {method}")
 
     def _run_bounded(self, steps: int, body: Callable[[], Any]) -> Any:
+        self._memory = None
         budget = self.budget
         saved = budget.save()
         budget.reset(steps, self.max_depth)
@@ -236,9 +239,11 @@ class ServiceInstance:
 
     def memory_estimate(self) -> int:
         """Deterministic bytes held by module-level data (a leaking cache makes this grow)."""
-        roots = [value for namespace in self._namespaces.values()
-                 for name, value in namespace.items() if not name.startswith("__")]
-        return 4096 * len(self._namespaces) + estimate_bytes(roots)
+        if self._memory is None:
+            roots = [value for namespace in self._namespaces.values()
+                     for name, value in namespace.items() if not name.startswith("__")]
+            self._memory = 4096 * len(self._namespaces) + estimate_bytes(roots)
+        return self._memory
 
 
 _SCALARS = frozenset((str, int, float, bool, type(None)))

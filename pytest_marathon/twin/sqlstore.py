@@ -21,6 +21,7 @@ messages from `src/backend/libpq/auth.c` `auth_failed`, `src/backend/parser/pars
 
 from __future__ import annotations
 
+import functools
 import re
 import sqlite3
 from collections.abc import Callable
@@ -302,6 +303,7 @@ def split_statements(script: str) -> list[str]:
     return [s for s in statements if s]
 
 
+@functools.lru_cache(maxsize=1024)
 def translate_placeholders(sql: str) -> str:
     """PostgreSQL's `$1..$n` become SQLite's numbered `?1..?n` (outside quoted text)."""
     out, quote = [], ""

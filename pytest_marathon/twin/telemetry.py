@@ -65,6 +65,7 @@ class Telemetry:
         self._entry_span: dict[str, Any] | None = None
         self._groups: dict[tuple[str, str], set[tuple[tuple[str, str], ...]]] = {}
         self._handles: dict[tuple[str, tuple[tuple[str, str], ...]], Series] = {}
+        self._hist_handles: dict[tuple[str, tuple[tuple[str, str], ...]], list[Series]] = {}
         self._pod_series: dict[str, list[Series]] = {}
 
     # --- Sink (what requests report) -------------------------------------------------------------
@@ -179,11 +180,21 @@ class Telemetry:
             self._emit_hist(t, spanmetrics.DURATION, hist, labels)
 
     def _emit_hist(self, t: float, prefix: str, hist: Histogram, base: tuple[tuple[str, str], ...]) -> None:
+        handles = self._hist_handles.get((prefix, base))
+        if handles is not None:
+            # The usual scrape: the histogram's series exist, in bucket, _sum, _count order.
+            for series, value in zip(handles, (*hist.cumulative(), hist.total, hist.count)):
+                series.append(t, value)
+            return
+        names = []
         for bound, value in zip((*hist.bounds, float("inf")), hist.cumulative()):
             le = "+Inf" if bound == float("inf") else f"{bound:g}"
-            self._append(f"{prefix}_bucket", (*base, ("le", le)), t, value)
-        self._append(f"{prefix}_sum", base, t, hist.total)
-        self._append(f"{prefix}_count", base, t, hist.count)
+            names.append((f"{prefix}_bucket", (*base, ("le", le))))
+            self._append(*names[-1], t, value)
+        names += [(f"{prefix}_sum", base), (f"{prefix}_count", base)]
+        self._append(*names[-2], t, hist.total)
+        self._append(*names[-1], t, hist.count)
+        self._hist_handles[(prefix, base)] = [self._handles[key] for key in names]
 
     def gauge(self, t: float, name: str, labels: Iterable[tuple[str, str]], value: float) -> None:
         self._append(name, tuple(labels), t, value)
