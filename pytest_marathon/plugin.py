@@ -20,6 +20,8 @@ import pytest
 
 from pytest_marathon.backends.base import BackendError
 from pytest_marathon.cluster_fixtures import add_cluster_options, marathon_cluster
+from pytest_marathon.episodic.plugin import add_episodic_options, configure_episodic, is_episodic
+from pytest_marathon.episodic.problems import TASKS
 from pytest_marathon.fixtures import marathon, marathon_backend, marathon_orchestrator
 from pytest_marathon.interrupts import MarathonStopped, SessionStops
 from pytest_marathon.plugin_options import SETTINGS, MarathonSettings, add_options, read_settings
@@ -37,12 +39,18 @@ COMPARED = pytest.StashKey[Any]()
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
     add_cluster_options(parser)
+    add_episodic_options(parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "marathon: an SRE marathon run contributed by pytest-marathon")
+    for task in TASKS:
+        config.addinivalue_line("markers", f"{task}: an episodic problem of the {task} task")
     settings = read_settings(config)
     config.stash[SETTINGS] = settings
+    if is_episodic(config):
+        configure_episodic(config)
+        return
     if settings.compare is not None and settings.active:
         from pytest_marathon.storage import StorageError, load_saved
 

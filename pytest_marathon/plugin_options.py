@@ -315,7 +315,9 @@ def read_settings(config: pytest.Config) -> MarathonSettings:
             raise pytest.UsageError(
                 f"--marathon-app: unknown app {app!r}; choose one of: {', '.join(known_apps)}"
             )
-    agents = tuple(dict.fromkeys(_value(config, "marathon_agent") or ()))
+    # the episodic mode reads --agent itself: its agents speak AIOpsLab's protocol
+    episodic = config.getoption("marathon_mode", None) == "episodic"
+    agents = () if episodic else tuple(dict.fromkeys(_value(config, "marathon_agent") or ()))
     require_isolation = bool(_value(config, "marathon_require_isolation"))
     for agent in agents:
         _check_agent(agent, require_isolation)

@@ -38,7 +38,7 @@ def _resource(name: str, singular: str, kind: str, verbs: list[str], namespaced:
 
 
 CORE_V1: list[dict[str, Any]] = [
-    _resource("configmaps", "configmap", "ConfigMap", _READ, short=["cm"]),
+    _resource("configmaps", "configmap", "ConfigMap", _WRITE, short=["cm"]),
     _resource("endpoints", "endpoints", "Endpoints", _READ, short=["ep"]),
     _resource("events", "event", "Event", _READ, short=["ev"]),
     _resource("namespaces", "namespace", "Namespace", _READ, namespaced=False, short=["ns"]),

@@ -269,13 +269,12 @@ class KubeApi:
     # --- writes ------------------------------------------------------------------------------------------
     def _write(self, target: Target, method: str, query: Mapping[str, list[str]], headers: Mapping[str, str],
                body: bytes) -> Reply:
+        if target.resource == "configmaps" and target.name is not None and self._flag_source(target.name):
+            return self._write_flags(target, method, headers, body)
         if target.resource not in _WRITABLE or target.name is None:
             verb = "patch" if method == "PATCH" else "update"
             raise forbidden(target.resource, target.name, verb, target.namespace, "", _GROUPS[target.group_version])
-        try:
-            sent = json.loads(body or b"null")
-        except ValueError as exc:
-            raise bad_request(f"the request body is not JSON: {exc}") from None
+        sent = _body(body)
         current = self._one(Target(target.group_version, "deployments", target.namespace, target.name, None))
         before = _scale_doc(current) if target.subresource == "scale" else current
         if method == "PUT":
@@ -300,6 +299,59 @@ class KubeApi:
         self.revision += 1
         after = self._one(Target(target.group_version, "deployments", target.namespace, target.name, None))
         return json_reply(_scale_doc(after) if target.subresource == "scale" else after)
+
+    def _flag_source(self, configmap: str) -> Any:
+        """The app's flag file ConfigMap (flagd's, Astronomy Shop), the one ConfigMap an operator
+        edits in place: the demo's flagd-ui and AIOpsLab's fault injector both rewrite it."""
+        source = getattr(getattr(self.backend, "spec", None), "flags", None)
+        return source if source is not None and source.configmap == configmap else None
+
+    def _write_flags(self, target: Target, method: str, headers: Mapping[str, str], body: bytes) -> Reply:
+        """A patch or replace of the flag file: each flag whose defaultVariant changed is set
+        (flagd picks the file up); any other change to the file is refused and changes nothing."""
+        source = self._flag_source(str(target.name))
+        current = self._one(target)
+        sent = _body(body)
+        if method == "PUT":
+            desired = sent
+        else:
+            try:
+                desired = patches.apply(current, sent, headers.get("Content-Type", ""))
+            except patches.ApiUnsupported as exc:
+                raise ApiError(415, "UnsupportedMediaType", f"the body of the request was in an unknown format: {exc}") from None
+            except patches.ApiConflict as exc:
+                raise ApiError(422, "Invalid", str(exc)) from None
+        chosen = _flag_variants(desired, source.key)
+        before = _flag_variants(current, source.key)
+        if chosen is None or set(chosen) != set(before):
+            raise ApiError(422, "Invalid", f"ConfigMap \"{target.name}\" is invalid: data.{source.key}: the twin "
+                                           "applies a change of flags' defaultVariant only; the file must keep its flags")
+        for name in sorted(chosen):
+            if chosen[name] != before[name]:
+                try:
+                    result = self.backend.set_feature_flag(name, chosen[name])
+                except BackendError as exc:
+                    raise ApiError(422, "Invalid", str(exc)) from None
+                if not result.ok:
+                    raise ApiError(422, "Invalid", result.message)
+        self.revision += 1
+        return json_reply(self._one(target))
+
+
+def _body(body: bytes) -> Any:
+    try:
+        return json.loads(body or b"null")
+    except ValueError as exc:
+        raise bad_request(f"the request body is not JSON: {exc}") from None
+
+
+def _flag_variants(configmap: Any, key: str) -> dict[str, str] | None:
+    """flag -> defaultVariant of a flag file ConfigMap document; None when it is not one."""
+    try:
+        flags = json.loads(configmap["data"][key])["flags"]
+        return {name: str(flag["defaultVariant"]) for name, flag in flags.items()}
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _openapi(path: str, accept: str) -> Reply:

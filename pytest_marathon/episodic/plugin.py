@@ -1,0 +1,152 @@
+"""pytest integration of the episodic mode: one test item per problem and agent.
+
+`pytest --marathon-mode=episodic --marathon-app=astronomy --agent=oracle` collects AIOpsLab's
+problems of the app (`-k` and `--marathon-problem=<id>` select among them; with
+`--marathon-catalog-problems` every catalog fault joins as a problem of each task); an item passes
+when the agent's submission is right, so a false positive on a no-operation problem fails.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_marathon.episodic.problems import Problem, find_problem, problem_pool
+
+EPISODE_RESULT = pytest.StashKey[dict[str, Any]]()
+ITEM_PREFIX = "episode"
+
+
+def add_episodic_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("marathon")
+    group.addoption("--marathon-mode", dest="marathon_mode", default=None, choices=("marathon", "episodic"),
+                    help="marathon (default): continuous faults scored from the run's evidence; episodic: "
+                    "AIOpsLab's single problems (detection, localization, analysis, mitigation)")
+    group.addoption("--marathon-problem", dest="marathon_problem", action="append", default=None, metavar="ID",
+                    help="episodic mode: run only this problem id (repeatable)")
+    group.addoption("--marathon-catalog-problems", dest="marathon_catalog_problems", action="store_true",
+                    default=False, help="episodic mode: every catalog fault of the app as a problem of each task")
+    group.addoption("--marathon-max-steps", dest="marathon_max_steps", default=None, type=int, metavar="N",
+                    help="episodic mode: the step limit of an episode (default 20)")
+
+
+def is_episodic(config: pytest.Config) -> bool:
+    return config.getoption("marathon_mode", None) == "episodic"
+
+
+def configure_episodic(config: pytest.Config) -> None:
+    from pytest_marathon.config import available_apps
+    from pytest_marathon.episodic.agents import BUILT_IN
+
+    apps = tuple(dict.fromkeys(config.getoption("marathon_app") or ()))
+    agents = tuple(dict.fromkeys(config.getoption("marathon_agent") or ()))
+    for app in apps:
+        if app not in available_apps():
+            raise pytest.UsageError(f"--marathon-app: unknown app {app!r}; choose one of: {', '.join(available_apps())}")
+    for agent in agents:
+        if agent not in BUILT_IN and ":" not in agent:
+            raise pytest.UsageError(f"--agent: unknown episodic agent {agent!r}; choose {', '.join(BUILT_IN)} "
+                                    "or module:Class (a class with `async def get_action(self, state) -> str`)")
+    if not apps:
+        apps = tuple(a for a in available_apps() if problem_pool((a,)))
+    wanted = tuple(config.getoption("marathon_problem") or ())
+    try:
+        problems = [find_problem(pid, apps) for pid in wanted] if wanted else \
+            problem_pool(apps, catalog=bool(config.getoption("marathon_catalog_problems")))
+    except ValueError as exc:
+        raise pytest.UsageError(f"--marathon-problem: {exc}") from None
+    steps = config.getoption("marathon_max_steps", None)
+    if steps is not None and steps < 1:
+        raise pytest.UsageError(f"--marathon-max-steps must be at least 1, got {steps}")
+    config.pluginmanager.register(EpisodicSession(config, problems, agents or ("oracle",), steps), "marathon-episodic")
+
+
+class EpisodeItem(pytest.Item):
+    def __init__(self, *, problem: Problem, agent: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.problem = problem
+        self.agent = agent
+        self.add_marker("marathon")
+        self.add_marker(problem.task)
+        if problem.unsupported:
+            self.add_marker(pytest.mark.skip(reason=problem.unsupported))
+
+    def runtest(self) -> None:
+        from pytest_marathon.episodic.session import DEFAULT_MAX_STEPS, run_problem
+
+        session: EpisodicSession = self.config.pluginmanager.get_plugin("marathon-episodic")
+        out = Path(self.config.rootpath) / ".marathon" / "episodes" / self.agent.replace(":", "_")
+        result = run_problem(self.problem, self.agent, seed=1, max_steps=session.max_steps or DEFAULT_MAX_STEPS,
+                             out_dir=out, agent_name=self.agent)
+        doc = result.to_json()
+        doc.pop("trajectory")
+        self.stash[EPISODE_RESULT] = doc
+        for key in ("correct", "steps", "ttx_s", "submitted"):
+            self.user_properties.append((f"episode_{key}", doc[key]))
+        if not result.correct:
+            shown = json.dumps(result.solution) if result.submitted else "nothing (no submission)"
+            raise EpisodeFailed(f"{self.problem.pid} ({self.problem.task}): {self.agent} submitted {shown}; "
+                                f"{json.dumps(result.details, sort_keys=True)}")
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, EpisodeFailed):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return Path(self.config.rootpath), 0, self.name
+
+
+class EpisodeFailed(Exception):
+    """The agent's submission was wrong (or missing)."""
+
+
+class EpisodicSession:
+    def __init__(self, config: pytest.Config, problems: list[Problem], agents: tuple[str, ...],
+                 max_steps: int | None) -> None:
+        self.config = config
+        self.problems = problems
+        self.agents = agents
+        self.max_steps = max_steps
+        self.results: list[dict[str, Any]] = []
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        for agent in self.agents:
+            for problem in self.problems:
+                name = f"{ITEM_PREFIX}[{agent}-{problem.pid}]"
+                items.append(EpisodeItem.from_parent(session, name=name, nodeid=name, problem=problem, agent=agent))
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+        report = yield
+        if call.when == "call" and EPISODE_RESULT in item.stash:
+            report.marathon_episode = item.stash[EPISODE_RESULT]
+        return report
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        episode = getattr(report, "marathon_episode", None)
+        if report.when == "call" and episode is not None:
+            self.results.append(episode)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.results:
+            return
+        by: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+        for doc in self.results:
+            by[(doc["agent"], doc["task"])].append(doc)
+        terminalreporter.section("episodic problems: accuracy per task")
+        terminalreporter.write_line(f"{'agent':28} {'task':13} {'problems':>8} {'correct':>8} {'accuracy':>9} "
+                                    f"{'mean steps':>10} {'mean TTx s':>10}")
+        for (agent, task), docs in sorted(by.items()):
+            right = sum(1 for d in docs if d["correct"])
+            ttx = [d["ttx_s"] for d in docs if d["ttx_s"] is not None]
+            terminalreporter.write_line(
+                f"{agent:28} {task:13} {len(docs):8d} {right:8d} {100.0 * right / len(docs):8.1f}% "
+                f"{sum(d['steps'] for d in docs) / len(docs):10.1f} "
+                f"{(sum(ttx) / len(ttx)) if ttx else float('nan'):10.1f}")

@@ -1,0 +1,190 @@
+"""The episodic mode (AIOpsLab's problems) through pytest itself and through `run_problem`.
+
+The AIOpsLab ids below are the astronomy_shop entries of AIOpsLab's problem registry
+(microsoft/AIOpsLab aiopslab/orchestrator/problems/registry.py), the specification of the pool.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pytest_marathon.episodic import problem_pool, run_problem
+from pytest_marathon.episodic.problems import catalog_problems, find_problem
+
+pytest_plugins = ["pytester"]
+
+needs_kubectl = pytest.mark.skipif(shutil.which("kubectl") is None,
+                                   reason="kubectl not installed (Debian package 'kubernetes-client')")
+
+AIOPSLAB_ASTRONOMY_IDS = [
+    f"astronomy_shop_{stem}-{task}-1"
+    for stem, tasks in (
+        ("ad_service_failure", ("detection", "localization")),
+        ("ad_service_high_cpu", ("detection", "localization")),
+        ("ad_service_manual_gc", ("detection", "localization")),
+        ("cart_service_failure", ("detection", "localization")),
+        ("image_slow_load", ("detection", "localization")),
+        ("kafka_queue_problems", ("detection", "localization", "mitigation")),
+        ("loadgenerator_flood_homepage", ("detection", "localization")),
+        ("payment_service_failure", ("detection", "localization")),
+        ("payment_service_unreachable", ("detection", "localization")),
+        ("product_catalog_service_failure", ("detection", "localization")),
+        ("recommendation_service_cache_failure", ("detection", "localization")),
+    )
+    for task in tasks
+] + ["noop_detection_astronomy_shop-1"]
+
+
+def _ids(lines: list[str], agent: str) -> list[str]:
+    prefix = f"episode[{agent}-"
+    return [line[len(prefix):-1] for line in lines if line.startswith(prefix)]
+
+
+def test_collect_only_lists_aiopslabs_problem_ids(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--marathon-mode=episodic", "--marathon-app=astronomy", "--collect-only", "-q")
+    assert sorted(_ids(result.outlines, "oracle")) == sorted(AIOPSLAB_ASTRONOMY_IDS)
+
+
+@needs_kubectl
+def test_the_oracle_solves_every_problem_and_always_no_passes_only_the_noop(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--marathon-mode=episodic", "--marathon-app=astronomy",
+                                "--agent=oracle", "--agent=always-no", "-rA", "-q")
+    passed = [line.split(" ", 1)[1] for line in result.outlines if line.startswith("PASSED ")]
+    runnable = [pid for pid in AIOPSLAB_ASTRONOMY_IDS if not find_problem(pid, ("astronomy",)).unsupported]
+    assert sorted(p for p in passed if p.startswith("episode[oracle-")) == sorted(f"episode[oracle-{pid}]" for pid in runnable)
+    assert [p for p in passed if p.startswith("episode[always-no-")] == ["episode[always-no-noop_detection_astronomy_shop-1]"]
+    assert result.parseoutcomes()["skipped"] == 2 * (len(AIOPSLAB_ASTRONOMY_IDS) - len(runnable))
+    assert any("accuracy per task" in line for line in result.outlines)
+
+
+AIOPSLAB_STYLE_AGENT = '''
+class ShellAgent:
+    """The shape of AIOpsLab's clients (clients/gpt.py): init_context, then get_action per turn."""
+
+    def __init__(self):
+        self.history = []
+
+    def init_context(self, problem_desc, instructions, apis):
+        self.history.append({"role": "system", "content": problem_desc + "\\n" + "\\n".join(apis)})
+        self.history.append({"role": "user", "content": instructions})
+        self.namespace = problem_desc.split("Namespace: ", 1)[1].split("\\n", 1)[0]
+
+    async def get_action(self, input):
+        self.history.append({"role": "user", "content": input})
+        if len(self.history) == 3:
+            return f"Let me look.\\n```\\nexec_shell(\\"kubectl get pods -n {self.namespace}\\")\\n```"
+        crashing = [line.split()[0] for line in input.splitlines()[1:] if line.startswith("ad-")]
+        return "```\\nsubmit(\\"Yes\\")\\n```" if crashing else "```\\nsubmit(\\"No\\")\\n```"
+'''
+
+
+@needs_kubectl
+def test_an_aiopslab_style_agent_class_runs_unchanged(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(shell_agent=AIOPSLAB_STYLE_AGENT)
+    pytester.syspathinsert()
+    pid = "astronomy_shop_ad_service_failure-detection-1"
+    result = pytester.runpytest("--marathon-mode=episodic", "--agent=shell_agent:ShellAgent",
+                                f"--marathon-problem={pid}", "-q")
+    result.assert_outcomes(passed=1)
+    episode = json.loads((pytester.path / ".marathon/episodes/shell_agent_ShellAgent" / f"{pid}.json").read_text())
+    first = episode["trajectory"][0]
+    assert "kubectl get pods" in first["action"]
+    assert first["observation"].split("\n", 1)[0].split() == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
+    assert episode["steps"] == 2 and episode["ttx_s"] == 10.0
+
+
+class Scripted:
+    """Replies from a list, then keeps asking for pods (never submits)."""
+
+    def __init__(self, replies: list[str]) -> None:
+        self.replies = list(replies)
+        self.states: list[str] = []
+
+    async def get_action(self, state: str) -> str:
+        self.states.append(state)
+        return self.replies.pop(0) if self.replies else '```\nexec_shell("kubectl get pods")\n```'
+
+
+@needs_kubectl
+def test_the_aci_refuses_what_aiopslab_refuses_and_the_step_limit_ends_the_episode() -> None:
+    problem = find_problem("noop_detection_astronomy_shop-1", ("astronomy",))
+    agent = Scripted([
+        '```\nexec_shell("kubectl edit deployment ad")\n```',
+        '```\nexec_shell("kubectl get pods | grep ad")\n```',
+        '```\nexec_shell("cat /etc/passwd")\n```',
+        "no code block at all",
+        '```\nget_logs("astronomy", "ad")\n```',
+        '```\nget_metrics("astronomy", 5)\n```',
+    ])
+    result = run_problem(problem, agent, max_steps=7)
+    observations = [step["observation"] for step in result.trajectory]
+    assert observations[0].startswith("Error: Cannot use `kubectl edit`")
+    assert "pipes" in observations[1] and "(|)" in observations[1]
+    assert "runs kubectl only" in observations[2]
+    assert observations[3].startswith("Format validation failure")
+    assert "Targeted ad request received" in observations[4] or "ad request received" in observations[4]
+    metrics = {line.split()[0]: line.split()[1:] for line in observations[5].splitlines()[1:]}
+    assert "ad" in metrics and float(metrics["ad"][0]) > 0.0
+    assert not result.submitted and not result.correct and result.steps == 7 and result.ttx_s is None
+
+
+@needs_kubectl
+def test_the_flag_file_takes_only_a_change_of_variants() -> None:
+    """kubectl may switch a flag's variant through the ConfigMap (the fault's own mechanism, so
+    its mitigation); dropping a flag from the file is refused and changes nothing."""
+    problem = find_problem("astronomy_shop_kafka_queue_problems-mitigation-1", ("astronomy",))
+    agent = Scripted([
+        '```\nexec_shell(\'kubectl patch configmap flagd-config -n astronomy --type merge '
+        '-p "{\\"data\\": {\\"demo.flagd.json\\": \\"{\\\\\\"flags\\\\\\": {}}\\"}}"\')\n```',
+        "```\nsubmit()\n```",
+    ])
+    result = run_problem(problem, agent)
+    assert "is invalid" in result.trajectory[0]["observation"] and "must keep its flags" in result.trajectory[0]["observation"]
+    assert result.submitted and not result.correct
+    assert result.details["fault_effect_gone"] is False
+
+
+def test_every_catalog_fault_is_a_problem_of_each_task_with_a_remedy_for_mitigation() -> None:
+    pool = catalog_problems("boutique")
+    from pytest_marathon.faults import load_catalog
+
+    catalog = load_catalog("boutique")
+    with_remedy = sum(1 for e in catalog.entries if e.remedy)
+    assert len(pool) == 3 * len(catalog) + with_remedy
+    assert len({p.pid for p in pool}) == len(pool)
+    assert all(p.pid == f"boutique-{p.fault.name}-{p.task}" for p in pool if p.fault)
+    assert problem_pool(("boutique",)) == []  # AIOpsLab has no Online Boutique problems
+
+
+@needs_kubectl
+@pytest.mark.parametrize("pid", ["boutique-code-ad-direct-lookup-mitigation", "boutique-auth-redis-rotated-mitigation",
+                                 "boutique-infra-cpu-hog-cartservice-mitigation"])
+def test_a_catalog_mitigation_is_solved_with_kubectl_and_not_by_submitting_at_once(pid: str) -> None:
+    problem = find_problem(pid, ("boutique",))
+    repaired = run_problem(problem, "oracle")
+    assert repaired.correct, repaired.details
+    assert all(step["action"].count("kubectl") <= 1 for step in repaired.trajectory)
+    assert not run_problem(problem, "always-no").correct
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    (["--agent=nobody"], "'nobody'"),
+    (["--marathon-problem=nope"], "'nope'"),
+    (["--marathon-max-steps=0"], "at least 1"),
+])
+def test_bad_episodic_options_are_usage_errors(pytester: pytest.Pytester, args: list[str], fragment: str) -> None:
+    result = pytester.runpytest_subprocess("--marathon-mode=episodic", "--marathon-app=astronomy", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert fragment in result.stderr.str()
+
+
+def test_problem_results_land_in_the_episode_folder(tmp_path: Path) -> None:
+    problem = find_problem("astronomy_shop_cart_service_failure-localization-1", ("astronomy",))
+    result = run_problem(problem, "oracle", out_dir=tmp_path)
+    doc = json.loads((tmp_path / f"{problem.pid}.json").read_text())
+    assert doc["correct"] and doc["solution"] == ["cart"] and doc["details"] == {"Acc@1": 1.0, "Acc@3": 1.0}
+    assert result.correct
