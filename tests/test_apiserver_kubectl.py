@@ -332,3 +332,39 @@ def test_serve_command_writes_a_kubeconfig_and_stops_on_ctrl_c(tmp_path: Path) -
         process.kill()
     assert process.returncode == 0
     assert "serve stopped (SIGINT)" in out
+
+
+# --- exec ---------------------------------------------------------------------------------------------------------
+@needs_kubectl
+def test_exec_runs_what_the_container_has_and_fails_as_the_runtime_does(served: Served) -> None:
+    """kubectl 1.32 speaks pods/exec over WebSocket (v5.channel.k8s.io): stdout comes back, a
+    non-zero exit is kubectl's own exit code, a missing program is runc's error."""
+    pod = served.twin.resources("pods", "cartservice")[0]["metadata"]["name"]
+    env = served.env("cartservice")
+    # the process sees $(REDIS_PASSWORD) expanded, as the kubelet expands dependent variables
+    assert env["REDIS_ADDR"] == "redis-cart:6379,password=$(REDIS_PASSWORD)"
+    done = served.kubectl("exec", pod, "--", "printenv", "REDIS_ADDR")
+    assert done.stdout.startswith("redis-cart:6379,password=") and "$(" not in done.stdout
+    listed = served.kubectl("exec", pod, "-c", "server", "--", "env").stdout.splitlines()
+    assert f"HOSTNAME={pod}" in listed and f"REDIS_ADDR={done.stdout.strip()}" in listed
+    unset = served.kubectl("exec", pod, "--", "printenv", "NO_SUCH_VARIABLE", check=False)
+    assert (unset.returncode, unset.stdout) == (1, "")
+    assert unset.stderr.strip() == "command terminated with exit code 1"
+    missing = served.kubectl("exec", pod, "--", "ls", "/", check=False)
+    assert missing.returncode == 1
+    assert 'exec: "ls": executable file not found in $PATH' in missing.stderr
+    wrong = served.kubectl("exec", pod, "-c", "sidecar", "--", "env", check=False)
+    assert wrong.returncode == 1 and "container sidecar is not valid" in wrong.stderr
+    assert served.audit[-1]["verb"] == "create" and served.audit[-1]["path"].startswith(
+        f"/api/v1/namespaces/boutique/pods/{pod}/exec")
+
+
+@needs_kubectl
+def test_a_read_only_server_refuses_exec(served: Served) -> None:
+    pod = served.twin.resources("pods", "cartservice")[0]["metadata"]["name"]
+    served.server.api.read_only = "a marathon is being recorded"
+    try:
+        refused = served.kubectl("exec", pod, "--", "env", check=False)
+    finally:
+        served.server.api.read_only = None
+    assert refused.returncode == 1 and "a marathon is being recorded" in refused.stderr

@@ -256,3 +256,22 @@ def test_a_clusters_agent_actions_are_the_requests_kubectl_sends(served: Any, tm
     with pytest.raises(BackendError, match="nothing else"):  # an agent may not write change-causes
         backend.update_config("emailservice", env={"LOG_LEVEL": "info"}, change_cause="agent: INC-1")
 
+
+
+def test_exec_through_the_clients_websocket_stream_gives_what_the_twin_gives() -> None:
+    """The kubernetes client's `stream` (websocket-client, v4.channel.k8s.io) against the twin's
+    API server reads what the twin's own exec returns, exit codes and refusals included."""
+    backend = create_backend("boutique", 1, backend="kubernetes")
+    twin = Twin(app="boutique", seed=1)
+    try:
+        backend.advance_to(-200)
+        twin.advance_to(-200)
+        pod = twin.resources("pods", "cartservice")[0]["metadata"]["name"]
+        for command in (["printenv", "REDIS_ADDR"], ["printenv", "NOPE"], ["env"]):
+            assert backend.exec(pod, command) == twin.exec(pod, command)
+        with pytest.raises(BackendError, match='exec: "ls": executable file not found'):
+            backend.exec(pod, ["ls"])
+        with pytest.raises(BackendError, match='exec: "ls": executable file not found'):
+            twin.exec(pod, ["ls"])
+    finally:
+        backend.close()

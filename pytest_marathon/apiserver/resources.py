@@ -137,6 +137,24 @@ class KubeApi:
             return self._write(target, method, query, headers, body)
         raise forbidden(target.resource, target.name, verb, target.namespace, "", _GROUPS[target.group_version])
 
+    def exec_target(self, path: str, query: Mapping[str, list[str]], headers: Mapping[str, str]) -> tuple[str, str, list[str]]:
+        """(pod, container, command) of a `pods/exec` request the caller may make; raises ApiError.
+        An exec is the `create` verb on pods/exec, so a read-only server refuses it."""
+        if self.read_only is not None:
+            raise ApiError(403, "Forbidden", self.read_only)
+        target = parse_target(path)
+        if target is None or target.plural != "pods" or target.subresource != "exec" or target.name is None:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        if identity_of(headers, self.operator_token) == OPERATOR:
+            self._served(target)
+        else:
+            self._authorize(target, "create")
+        self._one(Target(target.group_version, "pods", target.namespace, target.name, None))
+        command = list(query.get("command", []))
+        if not command:
+            raise bad_request("you must specify at least one command for the container")
+        return target.name, query.get("container", [""])[0], command
+
     # --- discovery and clock -----------------------------------------------------------------------------
     def _discovery(self, path: str, headers: Mapping[str, str]) -> Reply | None:
         path = path.rstrip("/") or "/"

@@ -20,6 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from pytest_marathon.apiserver import exec_stream
 from pytest_marathon.apiserver.operator import OperatorApi
 from pytest_marathon.apiserver.resources import (
     CLOCK_PATH,
@@ -31,7 +32,7 @@ from pytest_marathon.apiserver.resources import (
 )
 from pytest_marathon.apiserver.status import ApiError
 from pytest_marathon.apiserver.tls import self_signed
-from pytest_marathon.backends.base import Backend
+from pytest_marathon.backends.base import Backend, BackendError
 
 AuditHook = Callable[[dict[str, Any]], None]
 #: How long a watch stays open for changes (wall seconds) unless the client asks for less.
@@ -118,6 +119,9 @@ def _handler_for(server: KubeApiServer) -> type[BaseHTTPRequestHandler]:
 
         def _serve(self) -> None:
             parts = urlsplit(self.path)
+            if parts.path.endswith("/exec") and "/pods/" in parts.path:
+                self._exec(parts.path, parse_qs(parts.query, keep_blank_values=True))
+                return
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
             query = parse_qs(parts.query, keep_blank_values=True)
@@ -149,6 +153,40 @@ def _handler_for(server: KubeApiServer) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Length", str(len(reply.body)))
             self.end_headers()
             self.wfile.write(reply.body)
+
+        def _exec(self, path: str, query: dict[str, list[str]]) -> None:
+            """`kubectl exec` (WebSocket, exec_stream): authorize, run the program in the pod
+            under the server's lock, stream stdout/stderr and the status, close."""
+            headers = _headers(self.headers)
+            protocol = exec_stream.choose_protocol(self.headers.get("Sec-WebSocket-Protocol", ""))
+            try:
+                with server.lock:
+                    pod, container, argv = server.api.exec_target(path, query, headers)
+                if self.headers.get("Upgrade", "").lower() != "websocket" or protocol is None:
+                    raise ApiError(400, "BadRequest", "Upgrade request required: this server speaks "
+                                   f"pods/exec over WebSocket ({', '.join(exec_stream.PROTOCOLS)})")
+            except ApiError as exc:
+                server.record("create", self.path, exc.code)
+                self._send(json_reply(exc.status(), exc.code))
+                return
+            try:
+                with server.lock:
+                    done = server.api.backend.exec(pod, argv, container)
+                status = exec_stream.status_document(done["code"], argv)
+                stdout, stderr = done["stdout"], done["stderr"]
+            except BackendError as exc:
+                status, stdout, stderr = exec_stream.failure_document(str(exc)), "", ""
+            server.record("create", self.path, 101)
+            self.send_response(101)
+            self.send_header("Upgrade", "websocket")
+            self.send_header("Connection", "Upgrade")
+            self.send_header("Sec-WebSocket-Accept", exec_stream.accept_key(self.headers.get("Sec-WebSocket-Key", "")))
+            self.send_header("Sec-WebSocket-Protocol", protocol)
+            self.end_headers()
+            self.wfile.flush()
+            with contextlib.suppress(OSError):
+                exec_stream.stream_result(self.connection, stdout, stderr, status)
+            self.close_connection = True
 
         def _watch(self, path: str, query_text: str, query: dict[str, list[str]], verb: str) -> None:
             """Stream WatchEvents: the objects that changed since the client's resourceVersion

@@ -163,6 +163,10 @@ class Backend(Protocol):
 
     def sli_samples(self, since: float | None = None) -> list[SliSample]: ...
 
+    def exec(self, pod: str, command: list[str], container: str = "") -> dict[str, Any]:
+        """`kubectl exec <pod> -- <command>`: {"code", "stdout", "stderr"}; BackendError when the
+        container cannot start the program."""
+
     def flag_readers(self, name: str) -> list[str]:
         """Workloads whose deployed code reads feature flag `name`, sorted: what a change of the
         flag acts on (the configmap is shared, but only these services behave differently).

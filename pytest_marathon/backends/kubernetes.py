@@ -315,6 +315,31 @@ class KubernetesBackend:
             return self.sli.samples(since, self.now)
         return [SliSample(**s) for s in self._operator("sli_samples", since=since)]
 
+    def exec(self, pod: str, command: list[str], container: str = "") -> dict[str, Any]:
+        """Through the API server's pods/exec WebSocket, as kubectl does (client's `stream`)."""
+        from kubernetes.client.rest import ApiException
+        from kubernetes.stream import stream
+        from kubernetes.stream.ws_client import ERROR_CHANNEL
+
+        kwargs: dict[str, Any] = {"command": list(command), "stdout": True, "stderr": True, "stdin": False,
+                                  "tty": False, "_preload_content": False}
+        if container:
+            kwargs["container"] = container
+        try:
+            client = stream(self.core.connect_get_namespaced_pod_exec, pod, self.namespace, **kwargs)
+        except ApiException as exc:
+            raise _backend_error(exc) from None
+        client.run_forever(timeout=60)
+        stdout, stderr = client.read_stdout(), client.read_stderr()
+        status = json.loads(client.read_channel(ERROR_CHANNEL) or "{}")
+        client.close()
+        if status.get("status") == "Success":
+            return {"code": 0, "stdout": stdout, "stderr": stderr}
+        if status.get("reason") == "NonZeroExitCode":
+            code = int(status["details"]["causes"][0]["message"])
+            return {"code": code, "stdout": stdout, "stderr": stderr}
+        raise BackendError(str(status.get("message", status)))
+
     def flag_readers(self, name: str) -> list[str]:
         return list(self._operator("flag_readers", name=name))
 

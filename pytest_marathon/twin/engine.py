@@ -47,6 +47,7 @@ from pytest_marathon.twin.objects import (
     service_k8s,
 )
 from pytest_marathon.twin.patching import PatchError, apply_patch
+from pytest_marathon.twin.pod_exec import ExecFailed, exec_in_pod
 from pytest_marathon.twin.quantities import QuantityError, parse_cpu, parse_memory
 from pytest_marathon.twin.redis_config import requirepass
 from pytest_marathon.twin.runtime import CallContext, ContainerExit, NullSink, Runtime, _Trace
@@ -390,6 +391,17 @@ class Twin:
         if not self.registry.has_code(image):
             raise BackendError(f"{service} image {image} has no source in the registry")
         return self.registry.files(image)
+
+    def exec(self, pod: str, command: list[str], container: str = "") -> dict[str, Any]:
+        """`kubectl exec <pod> -- <command>`: {"code", "stdout", "stderr"} of a program the twin
+        knows in that container (twin/pod_exec.py); BackendError when it cannot be started."""
+        try:
+            done = exec_in_pod(self, pod, container, [str(word) for word in command])
+        except LookupError:
+            raise BackendError(f'pods "{pod}" not found') from None
+        except ExecFailed as exc:
+            raise BackendError(str(exc)) from None
+        return {"code": done.code, "stdout": done.stdout, "stderr": done.stderr}
 
     def sli_samples(self, since: float | None = None) -> list[SliSample]:
         samples = self.telemetry.sli
