@@ -22,6 +22,7 @@ _PACKAGE_COMMANDS = (
     "pytest_marathon.docs_command",
     "pytest_marathon.apiserver.command",
     "pytest_marathon.deploy.command",
+    "pytest_marathon.episodic.command",
 )
 
 

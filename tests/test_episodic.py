@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from pytest_marathon.bundle import read_bundle
 from pytest_marathon.episodic import problem_pool, run_problem
 from pytest_marathon.episodic.problems import catalog_problems, find_problem
+from pytest_marathon.episodic.recording import score_episode
 
 pytest_plugins = ["pytester"]
 
@@ -90,11 +92,13 @@ def test_an_aiopslab_style_agent_class_runs_unchanged(pytester: pytest.Pytester)
     result = pytester.runpytest("--marathon-mode=episodic", "--agent=shell_agent:ShellAgent",
                                 f"--marathon-problem={pid}", "-q")
     result.assert_outcomes(passed=1)
-    episode = json.loads((pytester.path / ".marathon/episodes/shell_agent_ShellAgent" / f"{pid}.json").read_text())
-    first = episode["trajectory"][0]
-    assert "kubectl get pods" in first["action"]
+    folder = pytester.path / ".marathon/episodes/shell_agent_ShellAgent"
+    score = json.loads((folder / f"{pid}.score.json").read_text())
+    assert score == score_episode(folder / pid)
+    first = read_bundle(folder / pid).stream("tool_calls")[0]
+    assert first["tool"] == "exec_shell" and "kubectl get pods" in first["action"]
     assert first["observation"].split("\n", 1)[0].split() == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
-    assert episode["steps"] == 2 and episode["ttx_s"] == 10.0
+    assert score["correct"] and score["steps"] == 2 and score["ttx_s"] == 10.0
 
 
 class Scripted:
@@ -182,9 +186,61 @@ def test_bad_episodic_options_are_usage_errors(pytester: pytest.Pytester, args: 
     assert fragment in result.stderr.str()
 
 
-def test_problem_results_land_in_the_episode_folder(tmp_path: Path) -> None:
+def test_an_episode_is_a_sealed_bundle_scored_from_its_records(tmp_path: Path) -> None:
     problem = find_problem("astronomy_shop_cart_service_failure-localization-1", ("astronomy",))
     result = run_problem(problem, "oracle", out_dir=tmp_path)
-    doc = json.loads((tmp_path / f"{problem.pid}.json").read_text())
-    assert doc["correct"] and doc["solution"] == ["cart"] and doc["details"] == {"Acc@1": 1.0, "Acc@3": 1.0}
-    assert result.correct
+    bundle = read_bundle(tmp_path / problem.pid)
+    assert bundle.sealed and bundle.manifest["mode"] == "episodic" and bundle.manifest["task"] == "localization"
+    assert bundle.stream("reports") == [{"t": 120.0, "seq": 1, "solution": ["cart"]}]
+    assert bundle.stream("schedule")[0]["faulty"] == ["cart"]
+    doc = json.loads((tmp_path / f"{problem.pid}.score.json").read_text())
+    assert doc == score_episode(tmp_path / problem.pid)
+    assert doc["correct"] and result.correct and doc["details"] == {"Acc@1": 1.0, "Acc@3": 1.0}
+
+
+def test_the_score_follows_the_recorded_checks_not_the_runner(tmp_path: Path) -> None:
+    """A mitigation's verdict is a function of the checks the bundle recorded: the do-nothing
+    agent's bundle holds a failed check, and the same judge passes only when both checks hold."""
+    problem = find_problem("astronomy_shop_kafka_queue_problems-mitigation-1", ("astronomy",))
+    assert not run_problem(problem, "always-no", out_dir=tmp_path).correct
+    checks = {p["check"]: p["value"] for p in read_bundle(tmp_path / problem.pid).stream("probes")}
+    assert checks["fault_effect_gone"] is False and checks["pods_healthy"] is True
+    from pytest_marathon.episodic.evaluate import judge
+
+    assert judge(problem, None, {**checks, "fault_effect_gone": True})[0]
+    assert not judge(problem, None, {**checks, "pods_healthy": False, "fault_effect_gone": True})[0]
+
+
+@needs_kubectl
+@pytest.mark.parametrize(("gate", "code"), [("detection:50", pytest.ExitCode.OK), ("60", pytest.ExitCode.TESTS_FAILED)])
+def test_the_accuracy_gate_judges_the_pool_per_task(pytester: pytest.Pytester, gate: str, code: int) -> None:
+    """always-no gets the no-operation problem right and the ad failure wrong: 50 % detection."""
+    result = pytester.runpytest("--marathon-mode=episodic", "--agent=always-no",
+                                "--marathon-problem=noop_detection_astronomy_shop-1",
+                                "--marathon-problem=astronomy_shop_ad_service_failure-detection-1",
+                                f"--marathon-min-accuracy={gate}", "-q")
+    assert result.ret == code
+    result.assert_outcomes(passed=1, xfailed=1)
+    gate_lines = [line for line in result.outlines if "accuracy gate failed" in line]
+    assert gate_lines == ([] if code == pytest.ExitCode.OK else
+                          ["marathon accuracy gate failed: always-no detection: accuracy 50.0% < 60%"])
+
+
+@needs_kubectl
+def test_the_episode_command_runs_problems_and_rescores_their_bundles(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-m", "pytest_marathon", "episode", "--agent", "always-no",
+                          "--problem", "noop_detection_astronomy_shop-1",
+                          "--problem", "astronomy_shop_cart_service_failure-detection-1", "--out", str(tmp_path)],
+                         capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 1, run.stderr
+    assert run.stdout.splitlines()[-1] == f"1 of 2 right; bundles in {tmp_path / 'always-no'}"
+    bundle = tmp_path / "always-no" / "noop_detection_astronomy_shop-1"
+    rescored = subprocess.run([sys.executable, "-m", "pytest_marathon", "episode", "--score", str(bundle)],
+                              capture_output=True, text=True, timeout=60, check=True)
+    assert json.loads(rescored.stdout) == json.loads((bundle.parent / f"{bundle.name}.score.json").read_text())
+    refused = subprocess.run([sys.executable, "-m", "pytest_marathon", "score", str(bundle)],
+                             capture_output=True, text=True, timeout=60, check=False)
+    assert refused.returncode == 2 and "is an episode bundle" in refused.stderr

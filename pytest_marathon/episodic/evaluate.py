@@ -8,7 +8,9 @@ list and nothing at 1. Analysis needs both the system level and the fault type.
 Mitigation is stricter than AIOpsLab's: its evaluators check only that every pod is running and
 ready (aiopslab/orchestrator/problems/*/`eval` of the Mitigation classes), which a flag fault never
 breaks, so submitting at once would pass. Here the fault's effect must be gone as well: the flag
-back at its healthy variant, or the catalog entry's own symptom probe passing.
+back at its healthy variant, or the catalog entry's own symptom probe passing. Those two checks are
+taken on the live system and recorded in the bundle's `probes` stream; the verdict is computed from
+the bundle alone (`judge`), so a score can be recomputed by anyone holding it.
 """
 
 from __future__ import annotations
@@ -18,13 +20,15 @@ from typing import Any
 from pytest_marathon.episodic.problems import Problem
 
 
-def evaluate(problem: Problem, solution: Any, backend: Any, entry: Any = None) -> tuple[bool, dict[str, Any]]:
-    judge = {"detection": _detection, "localization": _localization, "analysis": _analysis,
-             "mitigation": _mitigation}[problem.task]
-    return judge(problem, solution, backend, entry)
+def judge(problem: Problem, solution: Any, checks: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
+    """The verdict on a submission (None: none was made) given the recorded mitigation checks."""
+    if problem.task == "mitigation":
+        return _mitigation(checks)
+    judge_task = {"detection": _detection, "localization": _localization, "analysis": _analysis}[problem.task]
+    return judge_task(problem, solution)
 
 
-def _detection(problem: Problem, solution: Any, _backend: Any, _entry: Any) -> tuple[bool, dict[str, Any]]:
+def _detection(problem: Problem, solution: Any) -> tuple[bool, dict[str, Any]]:
     expected = "yes" if problem.expects_anomaly else "no"
     if not isinstance(solution, str):
         return False, {"Detection Accuracy": "Invalid Format"}
@@ -32,7 +36,7 @@ def _detection(problem: Problem, solution: Any, _backend: Any, _entry: Any) -> t
     return right, {"Detection Accuracy": "Correct" if right else "Incorrect"}
 
 
-def _localization(problem: Problem, solution: Any, _backend: Any, _entry: Any) -> tuple[bool, dict[str, Any]]:
+def _localization(problem: Problem, solution: Any) -> tuple[bool, dict[str, Any]]:
     if isinstance(solution, str):
         solution = [solution]
     if not isinstance(solution, list) or not all(isinstance(s, str) for s in solution) or not solution:
@@ -44,13 +48,20 @@ def _localization(problem: Problem, solution: Any, _backend: Any, _entry: Any) -
     return at1, {"Acc@1": 1.0 if at1 else 0.0, "Acc@3": 1.0 if at3 else 0.0}
 
 
-def _analysis(problem: Problem, solution: Any, _backend: Any, _entry: Any) -> tuple[bool, dict[str, Any]]:
+def _analysis(problem: Problem, solution: Any) -> tuple[bool, dict[str, Any]]:
     if problem.analysis is None or not isinstance(solution, dict):
         return False, {"system_level_correct": False, "fault_type_correct": False}
     level, kind = problem.analysis
     level_ok = str(solution.get("system_level", "")).strip().lower() == level.lower()
     kind_ok = str(solution.get("fault_type", "")).strip().lower() == kind.lower()
     return level_ok and kind_ok, {"system_level_correct": level_ok, "fault_type_correct": kind_ok}
+
+
+def _mitigation(checks: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
+    healthy = bool(checks.get("pods_healthy"))
+    gone = bool(checks.get("fault_effect_gone"))
+    return healthy and gone, {"pods_healthy": healthy, "unhealthy_pods": list(checks.get("unhealthy_pods", [])),
+                              "fault_effect_gone": gone}
 
 
 def pods_healthy(backend: Any) -> tuple[bool, list[str]]:
@@ -64,7 +75,8 @@ def pods_healthy(backend: Any) -> tuple[bool, list[str]]:
     return not bad, sorted(set(bad))
 
 
-def _mitigation(problem: Problem, _solution: Any, backend: Any, entry: Any) -> tuple[bool, dict[str, Any]]:
+def mitigation_checks(problem: Problem, backend: Any, entry: Any = None) -> dict[str, Any]:
+    """The live checks a mitigation is judged by, taken once the repair had time to take hold."""
     healthy, bad = pods_healthy(backend)
     fault = problem.fault
     if fault is None:
@@ -73,4 +85,4 @@ def _mitigation(problem: Problem, _solution: Any, backend: Any, entry: Any) -> t
         gone = backend.feature_flags().get(fault.name) == fault.healthy
     else:
         gone = bool(backend.probe(dict(entry.probe))) if entry is not None else False
-    return healthy and gone, {"pods_healthy": healthy, "unhealthy_pods": bad, "fault_effect_gone": gone}
+    return {"pods_healthy": healthy, "unhealthy_pods": bad, "fault_effect_gone": gone}

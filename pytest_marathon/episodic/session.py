@@ -1,6 +1,6 @@
 """One episode: a problem's fault under the app's load, an agent acting through the ACI step by
 step, and the task's evaluator (AIOpsLab's Orchestrator.init_problem / start_problem, rewritten
-for the twin's virtual time).
+for the twin's virtual time), recorded as a sealed bundle and scored from it.
 
 Time: the fault goes in at t = 0 after the twin's warm-up, the session starts at START_S (the
 symptoms have had two scrape windows to show), every step costs STEP_S virtual seconds, and TTx is
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
+import shutil
 import tempfile
 import threading
 import time
@@ -22,8 +22,14 @@ from typing import Any
 
 from pytest_marathon.backends import create_backend
 from pytest_marathon.episodic.aci import Interface, ParseError, parse_reply
-from pytest_marathon.episodic.evaluate import evaluate
+from pytest_marathon.episodic.evaluate import mitigation_checks
 from pytest_marathon.episodic.problems import Problem
+from pytest_marathon.episodic.recording import (
+    open_recorder,
+    problem_record,
+    score_episode,
+    write_score,
+)
 
 START_S = 120.0
 STEP_S = 10.0
@@ -31,6 +37,7 @@ SETTLE_S = 60.0
 DEFAULT_MAX_STEPS = 20  # AIOpsLab's largest step limit in its evaluation (§3.5, Figure 5)
 ACTION_TIMEOUT_S = 120.0
 FIRST_STATE = "Please take the next action"
+OBSERVATION_RECORDED = 4000  # characters of each observation kept in the bundle
 
 
 @dataclass
@@ -49,6 +56,7 @@ class EpisodeResult:
     wall_s: float
     in_chars: int
     out_chars: int
+    bundle: str | None = None
     trajectory: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -84,28 +92,31 @@ class _Injector:
         self.backend = backend
         self.problem = problem
         self.orchestrator: Any = None
+        self.entry: Any = None
         fault = problem.fault
         if fault is not None and fault.kind == "catalog":
-            from pytest_marathon.faults import load_catalog
-            from pytest_marathon.faults.orchestrator import Orchestrator
-            from pytest_marathon.faults.scenario import Scenario
-            from pytest_marathon.faults.schedule import Schedule, ScheduledFault
+            from pytest_marathon.faults import (
+                Orchestrator,
+                Scenario,
+                Schedule,
+                ScheduledFault,
+                load_catalog,
+            )
 
-            entry = load_catalog(problem.app).get(fault.name)
-            self.entry = entry
+            self.entry = load_catalog(problem.app).get(fault.name)
             never = 1e9
             scenario = Scenario("episode", "", 0.0, never, 0.0, 1, 1.0, 1.0, 1.0, 1.0, 1)
             self.orchestrator = Orchestrator(backend, Schedule(problem.app, scenario, seed,
-                                                               (ScheduledFault("f01", entry, 0.0, never),)))
+                                                               (ScheduledFault("f01", self.entry, 0.0, never),)))
 
     def advance_to(self, t: float) -> None:
         backend, fault = self.backend, self.problem.fault
         if fault is not None and fault.kind == "flag" and backend.now < 0.0 <= t:
             backend.advance_to(0.0)
             backend.set_feature_flag(fault.name, fault.value)
-        while self.orchestrator is not None and backend.now + 5.0 <= t + 1e-9:
+        while self.orchestrator is not None and backend.now + backend.tick_seconds <= t + 1e-9:
             self.orchestrator.step(backend.now)
-            backend.advance_to(backend.now + 5.0)
+            backend.advance_to(backend.now + backend.tick_seconds)
         backend.advance_to(t)
 
     def finish(self) -> None:
@@ -122,9 +133,35 @@ def _load_agent(agent: Any, problem: Problem) -> Any:
 
 
 def run_problem(problem: Problem, agent: Any, *, seed: int = 1, max_steps: int = DEFAULT_MAX_STEPS,
-                out_dir: Path | None = None, agent_name: str | None = None) -> EpisodeResult:
-    """Run one episode and evaluate it; with `out_dir`, write `<pid>.json` and its trajectory."""
+                out_dir: Path | None = None, agent_name: str | None = None, sign_key: Any = None) -> EpisodeResult:
+    """Run one episode, record it and score it from its bundle; with `out_dir` the bundle stays
+    there as `<pid>/` beside its score document `<pid>.score.json`."""
     started = time.perf_counter()
+    player = _load_agent(agent, problem)
+    name = agent_name or getattr(player, "name", type(player).__name__)
+    with tempfile.TemporaryDirectory(prefix="episode-") as scratch:
+        folder = (out_dir or Path(scratch) / "bundles") / problem.pid
+        if out_dir is not None and folder.exists():
+            shutil.rmtree(folder)  # a rerun of the problem replaces its bundle
+        recorder = open_recorder(folder, problem, name, seed, START_S, sign_key)
+        with recorder:
+            recorder.append("schedule", problem_record(problem))
+            trajectory = _play(problem, player, seed, max_steps, recorder, Path(scratch))
+        score = score_episode(folder)
+        if out_dir is not None:
+            write_score(folder, score)
+    return EpisodeResult(
+        pid=problem.pid, app=problem.app, task=problem.task, agent=name, seed=seed, correct=score["correct"],
+        details=score["details"], solution=score["solution"], submitted=score["submitted"], steps=score["steps"],
+        ttx_s=score["ttx_s"], wall_s=round(time.perf_counter() - started, 3), in_chars=score["in_chars"],
+        out_chars=score["out_chars"], bundle=str(folder) if out_dir is not None else None, trajectory=trajectory,
+    )
+
+
+def _play(problem: Problem, player: Any, seed: int, max_steps: int, recorder: Any, scratch: Path) -> list[dict[str, Any]]:
+    from pytest_marathon.apiserver import start_kube_api
+    from pytest_marathon.apiserver.kubeconfig import write_kubeconfig
+
     backend = create_backend(problem.app, seed)
     lock = threading.RLock()
     injector = _Injector(backend, problem, seed)
@@ -134,72 +171,63 @@ def run_problem(problem: Problem, agent: Any, *, seed: int = 1, max_steps: int =
         with lock:
             return body()
 
-    from pytest_marathon.apiserver import start_kube_api
-    from pytest_marathon.apiserver.kubeconfig import write_kubeconfig
-
-    player = _load_agent(agent, problem)
-    name = agent_name or getattr(player, "name", type(player).__name__)
     trajectory: list[dict[str, Any]] = []
-    solution: Any = None
-    submitted = False
-    submitted_at: float | None = None
-    in_chars = out_chars = 0
-    with tempfile.TemporaryDirectory(prefix="episode-") as scratch, \
-            start_kube_api(backend, lock=lock) as server:
-        kubeconfig = write_kubeconfig(Path(scratch) / "kubeconfig.yaml", server.url, backend.namespace)
-        aci = Interface(backend, backend.namespace, kubeconfig, Path(scratch) / "cache", run_locked=locked)
+    with start_kube_api(backend, lock=lock) as server:
+        kubeconfig = write_kubeconfig(scratch / "kubeconfig.yaml", server.url, backend.namespace)
+        aci = Interface(backend, backend.namespace, kubeconfig, scratch / "cache", run_locked=locked)
         apis = dict(line.split(" -> ", 1) if " -> " in line else (line, "") for line in
                     aci.documentation(problem.task).splitlines())
-        description = task_description(problem, backend.namespace, locked(backend.workloads))
         if hasattr(player, "init_context"):
-            player.init_context(description, instructions(), apis)
+            player.init_context(task_description(problem, backend.namespace, locked(backend.workloads)),
+                                instructions(), apis)
         state = FIRST_STATE
         loop = asyncio.new_event_loop()
         try:
             for step in range(1, max_steps + 1):
-                in_chars += len(state)
+                t = backend.now
+                asked = time.perf_counter()
                 try:
                     reply = _ask(loop, player, state)
                 except Exception as exc:  # noqa: BLE001 - a crashing agent ends its episode, recorded
-                    trajectory.append({"step": step, "t": backend.now, "error": f"{type(exc).__name__}: {exc}"})
+                    recorder.append("invocations", {"n": step, "t": t, "status": "error", "detail": f"{type(exc).__name__}: {exc}",
+                                                    "wall_s": round(time.perf_counter() - asked, 6),
+                                                    "in_chars": len(state), "out_chars": 0})
+                    trajectory.append({"step": step, "t": t, "error": f"{type(exc).__name__}: {exc}"})
                     break
-                out_chars += len(reply)
+                recorder.append("invocations", {"n": step, "t": t, "status": "ok", "detail": "",
+                                                "wall_s": round(time.perf_counter() - asked, 6),
+                                                "in_chars": len(state), "out_chars": len(reply)})
                 try:
                     call = parse_reply(reply)
                 except ParseError as exc:
-                    observation = str(exc)
+                    call, observation, verdict = None, str(exc), "parse-error"
                 else:
                     if call.api == "submit":
                         solution = call.args[0] if len(call.args) == 1 else list(call.args) or None
-                        submitted, submitted_at = True, backend.now
-                        trajectory.append({"step": step, "t": backend.now, "action": reply, "observation": "submitted"})
+                        recorder.append("reports", {"t": t, "seq": step, "solution": solution})
+                        trajectory.append({"step": step, "t": t, "action": reply, "observation": "submitted"})
                         break
                     observation = aci.perform(call)
-                trajectory.append({"step": step, "t": backend.now, "action": reply, "observation": observation[:2000]})
+                    verdict = "error" if observation.startswith("Error") else "ok"
+                recorder.append("tool_calls", {
+                    "seq": step, "t": t, "tool": call.api if call else None,
+                    "args": list(call.args) if call else None, "verdict": verdict, "action": reply,
+                    "observation": observation[:OBSERVATION_RECORDED], "result_chars": len(observation)})
+                trajectory.append({"step": step, "t": t, "action": reply, "observation": observation[:2000]})
                 with lock:
                     injector.advance_to(backend.now + STEP_S)
                 state = f"{observation}\nPlease take the next action"
         finally:
             loop.close()
-        steps = len(trajectory)
-        if problem.task == "mitigation":
-            with lock:
-                injector.advance_to(backend.now + SETTLE_S)
         with lock:
-            correct, details = evaluate(problem, solution if submitted else None, backend,
-                                        getattr(injector, "entry", None))
-        injector.finish()
-    result = EpisodeResult(
-        pid=problem.pid, app=problem.app, task=problem.task, agent=name, seed=seed,
-        correct=bool(correct and submitted), details=details, solution=solution, submitted=submitted,
-        steps=steps, ttx_s=(submitted_at - START_S) if submitted_at is not None else None,
-        wall_s=round(time.perf_counter() - started, 3), in_chars=in_chars, out_chars=out_chars,
-        trajectory=trajectory,
-    )
-    if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / f"{problem.pid}.json").write_text(json.dumps(result.to_json(), indent=1, sort_keys=True, default=str))
-    return result
+            if problem.task == "mitigation":
+                injector.advance_to(backend.now + SETTLE_S)
+                for check, value in sorted(mitigation_checks(problem, backend, injector.entry).items()):
+                    recorder.append("probes", {"t": backend.now, "check": check, "value": value})
+            for sample in backend.sli_samples(since=0.0):
+                recorder.append("sli", {"t": sample.t, "q": sample.q, "e": sample.e, "l": sample.l})
+            injector.finish()
+    return trajectory
 
 
 def _ask(loop: asyncio.AbstractEventLoop, player: Any, state: str) -> str:

@@ -95,6 +95,9 @@ def score_bundle(
     Raises BundleError when a bundle cannot be trusted and ScoreRefusal when the request
     cannot be honoured (incomplete without `allow_incomplete`, mismatched baseline or salt)."""
     bundle = _open(bundle_or_path, allow_incomplete, verify_key)
+    if bundle.manifest.get("mode") == "episodic":
+        raise ScoreRefusal(f"{bundle.path} is an episode bundle (one problem, not a marathon): "
+                           "score it with `pytest-marathon episode --score BUNDLE`")
     baseline = None if noop is None else _open(noop, allow_incomplete, verify_key)
     run_salt = verified_run_salt(bundle, seed_salt)
     if baseline is not None:

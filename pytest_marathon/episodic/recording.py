@@ -1,0 +1,79 @@
+"""An episode as a bundle: the same sealed, hashed, optionally signed format as a marathon's
+(bundle/recorder.py), with the streams an episode has and a manifest that says so.
+
+* `schedule` (held until sealing, the answer key): the problem — fault, faulty services, analysis.
+* `tool_calls`: every ACI call, `reports`: the submission, `probes`: the mitigation checks taken
+  on the live system, `sli`: the entry point's service level, `invocations`: one per step.
+
+`score_episode(path)` recomputes the verdict from these records alone (episodic/evaluate.py
+`judge`), so the score document next to the bundle is a function of the evidence.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from pytest_marathon import RELEASE
+from pytest_marathon.bundle import Recorder, read_bundle
+from pytest_marathon.episodic.evaluate import judge
+from pytest_marathon.episodic.problems import Fault, Problem
+
+MODE = "episodic"
+
+
+def open_recorder(directory: Path, problem: Problem, agent: str, seed: int, session_start: float,
+                  sign_key: Any = None) -> Recorder:
+    manifest = {"release": RELEASE, "app": problem.app, "scenario": f"episode:{problem.pid}", "seed": seed,
+                "agent": agent, "mode": MODE, "problem": problem.pid, "task": problem.task,
+                "session_start": session_start}
+    return Recorder(directory, manifest, hold=("schedule",), sign_key=sign_key)
+
+
+def problem_record(problem: Problem) -> dict[str, Any]:
+    return {"fault_id": "f01", "problem": problem.pid, "task": problem.task, "app": problem.app,
+            "fault": asdict(problem.fault) if problem.fault else None, "faulty": list(problem.faulty),
+            "analysis": list(problem.analysis) if problem.analysis else None, "inject_at": 0.0}
+
+
+def _problem_of(record: dict[str, Any]) -> Problem:
+    fault = record["fault"]
+    return Problem(pid=record["problem"], app=record["app"], task=record["task"],
+                   fault=Fault(**fault) if fault else None, faulty=tuple(record["faulty"]),
+                   analysis=tuple(record["analysis"]) if record["analysis"] else None)  # type: ignore[arg-type]
+
+
+def score_episode(path: str | Path, verify_key: Any = None) -> dict[str, Any]:
+    """The score document of a sealed episode bundle, from its records alone."""
+    bundle = read_bundle(Path(path), verify_key=verify_key)
+    if bundle.manifest.get("mode") != MODE:
+        raise ValueError(f"{path} is not an episode bundle (mode {bundle.manifest.get('mode')!r})")
+    schedule = bundle.stream("schedule")
+    if len(schedule) != 1:
+        raise ValueError(f"{path}: an episode bundle holds one problem record, found {len(schedule)}")
+    problem = _problem_of(schedule[0])
+    reports = bundle.stream("reports")
+    submission = reports[-1] if reports else None
+    checks = {p["check"]: p["value"] for p in bundle.stream("probes")}
+    correct, details = judge(problem, submission["solution"] if submission else None, checks)
+    calls = bundle.stream("tool_calls")
+    steps = bundle.stream("invocations")
+    start = float(bundle.manifest["session_start"])
+    return {
+        "problem": problem.pid, "task": problem.task, "app": problem.app, "agent": bundle.manifest["agent"],
+        "seed": bundle.manifest["seed"], "correct": bool(correct and submission is not None),
+        "details": details, "submitted": submission is not None,
+        "solution": submission["solution"] if submission else None,
+        "steps": len(steps), "ttx_s": (submission["t"] - start) if submission else None,
+        "tool_calls": len(calls), "in_chars": sum(s["in_chars"] for s in steps),
+        "out_chars": sum(s["out_chars"] for s in steps), "wall_s": round(sum(s["wall_s"] for s in steps), 6),
+        "content_digest": bundle.content_digest,
+    }
+
+
+def write_score(directory: Path, score: dict[str, Any]) -> Path:
+    path = directory.parent / f"{directory.name}.score.json"
+    path.write_text(json.dumps(score, indent=1, sort_keys=True) + "\n")
+    return path
