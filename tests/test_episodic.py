@@ -244,3 +244,30 @@ def test_the_episode_command_runs_problems_and_rescores_their_bundles(tmp_path: 
     refused = subprocess.run([sys.executable, "-m", "pytest_marathon", "score", str(bundle)],
                              capture_output=True, text=True, timeout=60, check=False)
     assert refused.returncode == 2 and "is an episode bundle" in refused.stderr
+
+
+@needs_kubectl
+def test_gpt_w_shell_asks_the_model_through_the_metering_proxy(tmp_path: Path) -> None:
+    """AIOpsLab's GPT-w-Shell shape over the episode's metering proxy, with the scripted model
+    double on loopback as the user's OpenAI upstream: the double sees only the proxy (it demands
+    the user's key, which only the proxy holds) and the bundle's tokens are what it answered."""
+    from model_double import ModelDouble
+    from model_double.shell_script import ShellScript
+
+    key = "sk-user-key-held-by-the-proxy"
+    problem = find_problem("astronomy_shop_ad_service_failure-detection-1", ("astronomy",))
+    with ModelDouble(script=ShellScript(), require_key=key) as double, pytest.MonkeyPatch.context() as mp:
+        mp.setenv("OPENAI_BASE_URL", double.openai_base_url)
+        mp.setenv("OPENAI_API_KEY", key)
+        mp.setenv("MARATHON_MODEL", "gpt-5-mini")
+        result = run_problem(problem, "gpt-w-shell", out_dir=tmp_path)
+        answered = [e for e in double.model_exchanges("chat") if e.status == 200]
+    assert result.correct and result.steps == 2
+    assert len(answered) == 2
+    steps = read_bundle(tmp_path / problem.pid).stream("invocations")
+    assert [s["model_calls"] for s in steps] == [1, 1]
+    assert result.input_tokens == sum(e.usage[0] for e in answered)
+    assert result.output_tokens == sum(e.usage[1] for e in answered)
+    assert result.cost_usd == pytest.approx((0.25 * result.input_tokens + 2.0 * result.output_tokens) / 1e6, abs=1e-6)
+    first = read_bundle(tmp_path / problem.pid).stream("tool_calls")[0]
+    assert first["tool"] == "exec_shell" and first["observation"].startswith("NAME")

@@ -15,7 +15,7 @@ from typing import Any
 
 from pytest_marathon.episodic.problems import Problem
 
-BUILT_IN = ("oracle", "always-no")
+BUILT_IN = ("oracle", "always-no", "gpt-w-shell")
 
 
 def _block(call: str) -> str:

@@ -69,6 +69,10 @@ def score_episode(path: str | Path, verify_key: Any = None) -> dict[str, Any]:
         "steps": len(steps), "ttx_s": (submission["t"] - start) if submission else None,
         "tool_calls": len(calls), "in_chars": sum(s["in_chars"] for s in steps),
         "out_chars": sum(s["out_chars"] for s in steps), "wall_s": round(sum(s["wall_s"] for s in steps), 6),
+        "model_calls": sum(int(s.get("model_calls", 0)) for s in steps),
+        "input_tokens": sum(int(s.get("input_tokens", 0)) for s in steps),
+        "output_tokens": sum(int(s.get("output_tokens", 0)) for s in steps),
+        "cost_usd": round(sum(float(s.get("cost_usd", 0.0)) for s in steps), 6),
         "content_digest": bundle.content_digest,
     }
 

@@ -38,6 +38,9 @@ DEFAULT_MAX_STEPS = 20  # AIOpsLab's largest step limit in its evaluation (§3.5
 ACTION_TIMEOUT_S = 120.0
 FIRST_STATE = "Please take the next action"
 OBSERVATION_RECORDED = 4000  # characters of each observation kept in the bundle
+#: Usage of a step taken without the metering proxy (an agent that asks no model through it).
+NO_USAGE = {"model_calls": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}
+DEFAULT_MAX_COST_USD = 8.0
 
 
 @dataclass
@@ -56,6 +59,9 @@ class EpisodeResult:
     wall_s: float
     in_chars: int
     out_chars: int
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
     bundle: str | None = None
     trajectory: list[dict[str, Any]] = field(default_factory=list)
 
@@ -133,12 +139,31 @@ def _load_agent(agent: Any, problem: Problem) -> Any:
 
 
 def run_problem(problem: Problem, agent: Any, *, seed: int = 1, max_steps: int = DEFAULT_MAX_STEPS,
-                out_dir: Path | None = None, agent_name: str | None = None, sign_key: Any = None) -> EpisodeResult:
+                out_dir: Path | None = None, agent_name: str | None = None, sign_key: Any = None,
+                max_cost_usd: float | None = DEFAULT_MAX_COST_USD) -> EpisodeResult:
     """Run one episode, record it and score it from its bundle; with `out_dir` the bundle stays
     there as `<pid>/` beside its score document `<pid>.score.json`."""
     started = time.perf_counter()
-    player = _load_agent(agent, problem)
+    meter = None
+    if agent == "gpt-w-shell":
+        from pytest_marathon.episodic.gpt_shell import GptShellAgent
+        from pytest_marathon.metering.prices import load_price_table
+        from pytest_marathon.metering.proxy import MeteringProxy
+
+        meter = MeteringProxy(load_price_table(None), max_cost_usd)
+        player: Any = GptShellAgent(meter.base_urls["openai"])
+    else:
+        player = _load_agent(agent, problem)
     name = agent_name or getattr(player, "name", type(player).__name__)
+    try:
+        return _record(problem, player, name, seed, max_steps, out_dir, sign_key, meter, started)
+    finally:
+        if meter is not None:
+            meter.close()
+
+
+def _record(problem: Problem, player: Any, name: str, seed: int, max_steps: int, out_dir: Path | None,
+            sign_key: Any, meter: Any, started: float) -> EpisodeResult:
     with tempfile.TemporaryDirectory(prefix="episode-") as scratch:
         folder = (out_dir or Path(scratch) / "bundles") / problem.pid
         if out_dir is not None and folder.exists():
@@ -146,7 +171,7 @@ def run_problem(problem: Problem, agent: Any, *, seed: int = 1, max_steps: int =
         recorder = open_recorder(folder, problem, name, seed, START_S, sign_key)
         with recorder:
             recorder.append("schedule", problem_record(problem))
-            trajectory = _play(problem, player, seed, max_steps, recorder, Path(scratch))
+            trajectory = _play(problem, player, seed, max_steps, recorder, Path(scratch), meter)
         score = score_episode(folder)
         if out_dir is not None:
             write_score(folder, score)
@@ -154,11 +179,13 @@ def run_problem(problem: Problem, agent: Any, *, seed: int = 1, max_steps: int =
         pid=problem.pid, app=problem.app, task=problem.task, agent=name, seed=seed, correct=score["correct"],
         details=score["details"], solution=score["solution"], submitted=score["submitted"], steps=score["steps"],
         ttx_s=score["ttx_s"], wall_s=round(time.perf_counter() - started, 3), in_chars=score["in_chars"],
-        out_chars=score["out_chars"], bundle=str(folder) if out_dir is not None else None, trajectory=trajectory,
+        out_chars=score["out_chars"], input_tokens=score["input_tokens"], output_tokens=score["output_tokens"],
+        cost_usd=score["cost_usd"], bundle=str(folder) if out_dir is not None else None, trajectory=trajectory,
     )
 
 
-def _play(problem: Problem, player: Any, seed: int, max_steps: int, recorder: Any, scratch: Path) -> list[dict[str, Any]]:
+def _play(problem: Problem, player: Any, seed: int, max_steps: int, recorder: Any, scratch: Path,
+          meter: Any) -> list[dict[str, Any]]:
     from pytest_marathon.apiserver import start_kube_api
     from pytest_marathon.apiserver.kubeconfig import write_kubeconfig
 
@@ -186,17 +213,21 @@ def _play(problem: Problem, player: Any, seed: int, max_steps: int, recorder: An
             for step in range(1, max_steps + 1):
                 t = backend.now
                 asked = time.perf_counter()
+                if meter is not None:
+                    meter.begin_invocation(step)
+                reply, error = None, ""
                 try:
                     reply = _ask(loop, player, state)
                 except Exception as exc:  # noqa: BLE001 - a crashing agent ends its episode, recorded
-                    recorder.append("invocations", {"n": step, "t": t, "status": "error", "detail": f"{type(exc).__name__}: {exc}",
-                                                    "wall_s": round(time.perf_counter() - asked, 6),
-                                                    "in_chars": len(state), "out_chars": 0})
-                    trajectory.append({"step": step, "t": t, "error": f"{type(exc).__name__}: {exc}"})
+                    error = f"{type(exc).__name__}: {exc}"
+                usage = meter.end_invocation().record_fields() if meter is not None else dict(NO_USAGE)
+                recorder.append("invocations", {
+                    "n": step, "t": t, "status": "error" if error else "ok", "detail": error[:2000],
+                    "wall_s": round(time.perf_counter() - asked, 6), "in_chars": len(state),
+                    "out_chars": len(reply or ""), **usage})
+                if reply is None:
+                    trajectory.append({"step": step, "t": t, "error": error})
                     break
-                recorder.append("invocations", {"n": step, "t": t, "status": "ok", "detail": "",
-                                                "wall_s": round(time.perf_counter() - asked, 6),
-                                                "in_chars": len(state), "out_chars": len(reply)})
                 try:
                     call = parse_reply(reply)
                 except ParseError as exc:
@@ -218,6 +249,9 @@ def _play(problem: Problem, player: Any, seed: int, max_steps: int, recorder: An
                     injector.advance_to(backend.now + STEP_S)
                 state = f"{observation}\nPlease take the next action"
         finally:
+            closing = getattr(player, "close", None)
+            if closing is not None and inspect.iscoroutinefunction(closing):
+                loop.run_until_complete(closing())
             loop.close()
         with lock:
             if problem.task == "mitigation":
