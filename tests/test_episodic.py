@@ -271,3 +271,21 @@ def test_gpt_w_shell_asks_the_model_through_the_metering_proxy(tmp_path: Path) -
     assert result.cost_usd == pytest.approx((0.25 * result.input_tokens + 2.0 * result.output_tokens) / 1e6, abs=1e-6)
     first = read_bundle(tmp_path / problem.pid).stream("tool_calls")[0]
     assert first["tool"] == "exec_shell" and first["observation"].startswith("NAME")
+
+
+@needs_kubectl
+def test_mksmc_reads_the_exports_and_tells_a_fault_from_a_quiet_run() -> None:
+    """MKSMC (detection) through the interface: get_metrics, read_metrics, get_traces,
+    read_traces, submit; quiet on the no-operation problem, alarmed by the ad service's CPU hog."""
+    quiet = run_problem(find_problem("noop_detection_astronomy_shop-1", ("astronomy",)), "mksmc")
+    hog = run_problem(find_problem("astronomy_shop_ad_service_high_cpu-detection-1", ("astronomy",)), "mksmc")
+    assert (quiet.solution, hog.solution) == ("No", "Yes")
+    assert [step["action"].split("\n")[1].split("(")[0] for step in hog.trajectory] == [
+        "get_metrics", "read_metrics", "get_traces", "read_traces", "submit"]
+    assert hog.trajectory[1]["observation"].startswith("timestamp,service,metric,value")
+
+
+@needs_kubectl
+def test_pdiagnose_ranks_the_service_whose_metrics_and_spans_moved() -> None:
+    result = run_problem(find_problem("astronomy_shop_ad_service_high_cpu-localization-1", ("astronomy",)), "pdiagnose")
+    assert result.correct and result.solution[0] == "ad" and len(result.solution) == 3

@@ -6,8 +6,8 @@ back-ticks, `name(args)`, a shell command as one quoted string) and carried out 
 
 * `get_logs(namespace, service)`, `get_metrics(namespace, duration)`, `get_traces(namespace,
   duration)`: AIOpsLab exports metrics and traces to CSV files the agent then reads with
-  `read_metrics`/`read_traces`; the twin has no files to hand out, so the tables come back as the
-  answer itself (the same columns an SRE would look at), and `read_*` say so.
+  `read_metrics`/`read_traces`; here the answer is a summary table and the path of the export,
+  which `read_metrics`/`read_traces` return (the files live in the episode, not on a disk).
 * `exec_shell(command)`: the real `kubectl` against the twin's Kubernetes API server (there is no
   other program and no shell: pipes, redirections and other commands are refused with a message),
   with AIOpsLab's block list (aiopslab/orchestrator/actions/base.py `exec_shell`).
@@ -98,6 +98,7 @@ class Interface:
         self.kubeconfig = kubeconfig
         self.cache_dir = cache_dir
         self._locked = run_locked
+        self._files: dict[str, str] = {}
 
     def documentation(self, task: str) -> str:
         submit = {
@@ -114,6 +115,8 @@ class Interface:
             "get_metrics(namespace: str, duration: int = 5) -> per-service request rate, error ratio, "
             "p95 latency, CPU, memory and restarts over the last `duration` minutes",
             "get_traces(namespace: str, duration: int = 5) -> recent traces: route, duration, status, services",
+            "read_metrics(file_path: str) -> the CSV series a get_metrics answer names",
+            "read_traces(file_path: str) -> the CSV spans a get_traces answer names",
             "exec_shell(command: str) -> the output of one kubectl command against the cluster "
             "(no shell: no pipes or other programs; kubectl edit, port-forward and logs -f are refused)",
             submit,
@@ -153,44 +156,67 @@ class Interface:
         window = f"{max(1, int(duration))}m"
         now = self.backend.now
         engine = PromQLEngine(self.backend.store)
-        columns = (
-            ("req/s", f"sum by (service_name) (rate(traces_span_metrics_calls_total{{span_kind=~\"SPAN_KIND_SERVER|SPAN_KIND_CONSUMER\"}}[{window}]))"),
-            ("errors", f"sum by (service_name) (rate(traces_span_metrics_calls_total{{span_kind=~\"SPAN_KIND_SERVER|SPAN_KIND_CONSUMER\",status_code=\"STATUS_CODE_ERROR\"}}[{window}]))"
-                       f" / sum by (service_name) (rate(traces_span_metrics_calls_total{{span_kind=~\"SPAN_KIND_SERVER|SPAN_KIND_CONSUMER\"}}[{window}]))"),
-            ("p95 ms", f"histogram_quantile(0.95, sum by (service_name, le) (rate(traces_span_metrics_duration_milliseconds_bucket{{span_kind=~\"SPAN_KIND_SERVER|SPAN_KIND_CONSUMER\"}}[{window}])))"),
-            ("cpu", f"label_replace(sum by (pod) (rate(container_cpu_usage_seconds_total[{window}])), \"service_name\", \"$1\", \"pod\", \"(.+)-[^-]+-[^-]+\")"),
-            ("memory MiB", "label_replace(sum by (pod) (container_memory_working_set_bytes) / 1048576, \"service_name\", \"$1\", \"pod\", \"(.+)-[^-]+-[^-]+\")"),
-            ("restarts", "label_replace(sum by (pod) (kube_pod_container_status_restarts_total), \"service_name\", \"$1\", \"pod\", \"(.+)-[^-]+-[^-]+\")"),
-        )
         table: dict[str, dict[str, float]] = {}
-        for title, query in columns:
+        for title, query in metric_queries(window):
             result = self._locked(lambda q=query: engine.instant(q, now))
             for row in result if isinstance(result, list) else []:
                 service = row["labels"].get("service_name", "")
                 if service:
                     cell = table.setdefault(service, {})
                     cell[title] = cell.get(title, 0.0) + float(row["value"])
-        titles = [t for t, _ in columns]
+        titles = [t for t, _ in METRIC_COLUMNS]
         out = ["service".ljust(24) + "".join(t.rjust(12) for t in titles)]
         for service in sorted(table):
             out.append(service.ljust(24) + "".join(_cell(table[service].get(t)) for t in titles))
-        return "\n".join(out)
+        path = self._export("metrics", self._metric_rows(engine, now, max(1, int(duration))))
+        return "\n".join(out) + f"\n\nEvery series at 15 s steps over the last {max(1, int(duration))} minutes: " \
+            f"read_metrics(\"{path}\")"
+
+    def _metric_rows(self, engine: PromQLEngine, now: float, minutes: int) -> str:
+        rows = ["timestamp,service,metric,value"]
+        start = now - 60.0 * minutes
+        for title, query in metric_queries("1m"):
+            series = self._locked(lambda q=query: engine.range(q, start, now, 15.0))
+            for entry in series:
+                service = entry["labels"].get("service_name", "")
+                for t, v in entry["values"] if service else ():
+                    if v == v:
+                        rows.append(f"{t:.0f},{service},{title},{v:.6g}")
+        rows[1:] = sorted(rows[1:], key=lambda r: (float(r.split(",", 1)[0]), r))
+        return "\n".join(rows)
+
+    def _export(self, kind: str, text: str) -> str:
+        """AIOpsLab writes exports to CSV files the agent then reads; here they are kept in the
+        episode, under a path the answer names."""
+        path = f"{kind}/{len(self._files) + 1}.csv"
+        self._files[path] = text
+        return path
 
     def get_traces(self, namespace: str, duration: int = 5) -> str:
         wrong = self._check_namespace(namespace)
         if wrong:
             return wrong
         now = self.backend.now
-        traces = self._locked(lambda: self.backend.traces(since=now - 60.0 * max(1, int(duration)), limit=50))
+        since = now - 60.0 * max(1, int(duration))
+        traces = self._locked(lambda: self.backend.traces(since=since, limit=50))
         out = ["trace_id                          route                                  ms   error  services"]
         for tr in traces:
             out.append(f"{tr['trace_id']}  {str(tr['route'])[:36]:36} {tr['duration_ms']:8.1f}  "
                        f"{'yes' if tr['error'] else 'no ':5}  {','.join(tr['services'])}")
-        return "\n".join(out)
+        rows = ["timestamp,trace_id,service,operation,kind,duration_ms,error"]
+        for tr in self._locked(lambda: self.backend.traces(since=since, limit=500)):
+            record = self._locked(lambda i=tr["trace_id"]: self.backend.trace(i)) or {"spans": []}
+            for span in record["spans"]:
+                rows.append(f"{span['start']:.3f},{tr['trace_id']},{span['service']},{span['name']},{span['kind']},"
+                            f"{span['duration_ms']:.3f},{int(span['status'] == 'STATUS_CODE_ERROR')}")
+        path = self._export("traces", "\n".join(rows))
+        return "\n".join(out) + f"\n\nEvery span of the last {max(1, int(duration))} minutes: read_traces(\"{path}\")"
 
     def read_file(self, file_path: str = "") -> str:
-        return ("Error: there are no files: get_metrics and get_traces return their tables directly "
-                f"(asked for {file_path!r})")
+        text = self._files.get(str(file_path))
+        if text is None:
+            return f"error: '{file_path}' not found (paths come from get_metrics and get_traces)"
+        return text
 
     def exec_shell(self, command: str, timeout: int = 30) -> str:
         for pattern, refusal in BLOCK_LIST:
@@ -221,6 +247,23 @@ class Interface:
         if argv[1:2] == ["logs"]:
             output = compress_lines(output.splitlines())
         return output[:OUTPUT_LIMIT] or "(no output)"
+
+
+#: The per-service columns of get_metrics (span metrics of the server and consumer side, cAdvisor
+#: and kube-state-metrics per pod folded onto the workload).
+METRIC_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("req/s", 'sum by (service_name) (rate(traces_span_metrics_calls_total{{span_kind=~"SPAN_KIND_SERVER|SPAN_KIND_CONSUMER"}}[{w}]))'),
+    ("errors", 'sum by (service_name) (rate(traces_span_metrics_calls_total{{span_kind=~"SPAN_KIND_SERVER|SPAN_KIND_CONSUMER",status_code="STATUS_CODE_ERROR"}}[{w}]))'
+               ' / sum by (service_name) (rate(traces_span_metrics_calls_total{{span_kind=~"SPAN_KIND_SERVER|SPAN_KIND_CONSUMER"}}[{w}]))'),
+    ("p95 ms", 'histogram_quantile(0.95, sum by (service_name, le) (rate(traces_span_metrics_duration_milliseconds_bucket{{span_kind=~"SPAN_KIND_SERVER|SPAN_KIND_CONSUMER"}}[{w}])))'),
+    ("cpu", 'sum by (service_name) (label_replace(rate(container_cpu_usage_seconds_total[{w}]), "service_name", "$1", "pod", "(.+)-[^-]+-[^-]+"))'),
+    ("memory MiB", 'sum by (service_name) (label_replace(container_memory_working_set_bytes, "service_name", "$1", "pod", "(.+)-[^-]+-[^-]+")) / 1048576'),
+    ("restarts", 'sum by (service_name) (label_replace(kube_pod_container_status_restarts_total, "service_name", "$1", "pod", "(.+)-[^-]+-[^-]+"))'),
+)
+
+
+def metric_queries(window: str) -> list[tuple[str, str]]:
+    return [(title, query.format(w=window)) for title, query in METRIC_COLUMNS]
 
 
 def _cell(value: float | None) -> str:

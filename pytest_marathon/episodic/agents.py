@@ -15,7 +15,7 @@ from typing import Any
 
 from pytest_marathon.episodic.problems import Problem
 
-BUILT_IN = ("oracle", "always-no", "gpt-w-shell")
+BUILT_IN = ("oracle", "always-no", "gpt-w-shell", "mksmc", "pdiagnose")
 
 
 def _block(call: str) -> str:
@@ -123,6 +123,10 @@ def make_agent(spec: str, problem: Problem) -> Any:
         return OracleAgent(problem)
     if spec == "always-no":
         return AlwaysNoAgent()
+    if spec in ("mksmc", "pdiagnose"):
+        from pytest_marathon.episodic.baselines import make_baseline
+
+        return make_baseline(spec)
     module_name, sep, class_name = spec.partition(":")
     if not sep or not module_name or not class_name:
         raise ValueError(f"unknown episodic agent {spec!r}; choose {', '.join(BUILT_IN)} or module:Class "
