@@ -131,8 +131,10 @@ def test_the_aci_refuses_what_aiopslab_refuses_and_the_step_limit_ends_the_episo
     assert "runs kubectl only" in observations[2]
     assert observations[3].startswith("Format validation failure")
     assert "Targeted ad request received" in observations[4] or "ad request received" in observations[4]
-    metrics = {line.split()[0]: line.split()[1:] for line in observations[5].splitlines()[1:]}
+    table, _, export = observations[5].partition("\n\n")
+    metrics = {line.split()[0]: line.split()[1:] for line in table.splitlines()[1:]}
     assert "ad" in metrics and float(metrics["ad"][0]) > 0.0
+    assert export.endswith('read_metrics("metrics/1.csv")')
     assert not result.submitted and not result.correct and result.steps == 7 and result.ttx_s is None
 
 
@@ -289,3 +291,51 @@ def test_mksmc_reads_the_exports_and_tells_a_fault_from_a_quiet_run() -> None:
 def test_pdiagnose_ranks_the_service_whose_metrics_and_spans_moved() -> None:
     result = run_problem(find_problem("astronomy_shop_ad_service_high_cpu-localization-1", ("astronomy",)), "pdiagnose")
     assert result.correct and result.solution[0] == "ad" and len(result.solution) == 3
+
+
+PRYING_AGENT = '''
+import os
+from pathlib import Path
+
+
+class PryingAgent:
+    """Looks for the answer where a careless harness would leave it, then answers with what it saw."""
+
+    def __init__(self):
+        self.seen = []
+
+    def init_context(self, problem_desc, instructions, apis):
+        here = Path(os.environ.get("EPISODES", "/nonexistent"))
+        self.seen.append("episodes:" + ",".join(sorted(p.name for p in here.glob("*/*"))) if here.exists() else "episodes:hidden")
+        import pytest_marathon
+        catalog = Path(pytest_marathon.__file__).parent.parent / "fault_catalog"
+        self.seen.append("catalog:" + ("listed" if catalog.exists() and any(catalog.iterdir()) else "hidden"))
+        self.seen.append("parent:" + ("visible" if Path(f"/proc/{os.getppid()}/cmdline").exists() and os.getppid() > 1 else "hidden"))
+        self.seen.append("desc:" + ("pid" if "astronomy_shop" in problem_desc or "adFailure" in problem_desc else "clean"))
+
+    async def get_action(self, state):
+        return "```\\nsubmit(" + repr(";".join(self.seen)).replace("'", '"') + ")\\n```"
+'''
+
+
+@needs_kubectl
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed (Debian package 'bubblewrap')")
+def test_an_agent_class_runs_sandboxed_and_finds_no_answers(pytester: pytest.Pytester) -> None:
+    """The class runs in its own bubblewrap sandbox: earlier episodes' bundles (with their answer
+    keys), the package's catalog and the runner's process are out of its sight, and its problem
+    text names no problem id or flag."""
+    pytester.makepyfile(prying_agent=PRYING_AGENT)
+    pytester.syspathinsert()
+    first = "noop_detection_astronomy_shop-1"
+    pytester.runpytest("--marathon-mode=episodic", "--agent=oracle", f"--marathon-problem={first}", "-q")
+    episodes = pytester.path / ".marathon" / "episodes"
+    assert (episodes / "oracle" / first / "schedule.jsonl").read_text()  # the answer key is on disk
+    pid = "astronomy_shop_ad_service_failure-detection-1"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("EPISODES", str(episodes))
+        result = pytester.runpytest("--marathon-mode=episodic", "--agent=prying_agent:PryingAgent",
+                                    f"--marathon-problem={pid}", "-q")
+    result.assert_outcomes(failed=1)
+    score = json.loads((episodes / "prying_agent_PryingAgent" / f"{pid}.score.json").read_text())
+    assert score["isolation"] == "sandbox"
+    assert score["solution"] == "episodes:hidden;catalog:hidden;parent:hidden;desc:clean"

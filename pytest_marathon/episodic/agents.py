@@ -9,7 +9,6 @@ every question, the cheapest detector, which must pass exactly the no-operation 
 
 from __future__ import annotations
 
-import importlib
 import json
 from typing import Any
 
@@ -119,6 +118,7 @@ class AlwaysNoAgent:
 
 
 def make_agent(spec: str, problem: Problem) -> Any:
+    """A built-in agent (a user's module:Class runs in its own process: episodic/isolated.py)."""
     if spec == "oracle":
         return OracleAgent(problem)
     if spec == "always-no":
@@ -127,14 +127,5 @@ def make_agent(spec: str, problem: Problem) -> Any:
         from pytest_marathon.episodic.baselines import make_baseline
 
         return make_baseline(spec)
-    module_name, sep, class_name = spec.partition(":")
-    if not sep or not module_name or not class_name:
-        raise ValueError(f"unknown episodic agent {spec!r}; choose {', '.join(BUILT_IN)} or module:Class "
-                         "(a class with `async def get_action(self, state: str) -> str`)")
-    cls = getattr(importlib.import_module(module_name), class_name, None)
-    if cls is None:
-        raise ValueError(f"module {module_name!r} has no class {class_name!r}")
-    agent = cls()
-    if not callable(getattr(agent, "get_action", None)):
-        raise ValueError(f"{spec} has no get_action(state) method")
-    return agent
+    raise ValueError(f"unknown episodic agent {spec!r}; choose {', '.join(BUILT_IN)} or module:Class "
+                     "(a class with `async def get_action(self, state: str) -> str`)")

@@ -25,10 +25,10 @@ MODE = "episodic"
 
 
 def open_recorder(directory: Path, problem: Problem, agent: str, seed: int, session_start: float,
-                  sign_key: Any = None) -> Recorder:
+                  sign_key: Any = None, isolation: str = "in-process") -> Recorder:
     manifest = {"release": RELEASE, "app": problem.app, "scenario": f"episode:{problem.pid}", "seed": seed,
                 "agent": agent, "mode": MODE, "problem": problem.pid, "task": problem.task,
-                "session_start": session_start}
+                "session_start": session_start, "isolation": isolation}
     return Recorder(directory, manifest, hold=("schedule",), sign_key=sign_key)
 
 
@@ -73,7 +73,7 @@ def score_episode(path: str | Path, verify_key: Any = None) -> dict[str, Any]:
         "input_tokens": sum(int(s.get("input_tokens", 0)) for s in steps),
         "output_tokens": sum(int(s.get("output_tokens", 0)) for s in steps),
         "cost_usd": round(sum(float(s.get("cost_usd", 0.0)) for s in steps), 6),
-        "content_digest": bundle.content_digest,
+        "content_digest": bundle.content_digest, "isolation": bundle.manifest.get("isolation", "in-process"),
     }
 
 

@@ -152,12 +152,28 @@ def run_problem(problem: Problem, agent: Any, *, seed: int = 1, max_steps: int =
 
         meter = MeteringProxy(load_price_table(None), max_cost_usd)
         player: Any = GptShellAgent(meter.base_urls["openai"])
+    elif isinstance(agent, str) and ":" in agent:
+        # an agent class of the user's: in its own sandboxed process, its model calls metered
+        from pytest_marathon.episodic.isolated import IsolatedAgent
+        from pytest_marathon.metering.prices import load_price_table
+        from pytest_marathon.metering.proxy import MeteringProxy
+
+        meter = MeteringProxy(load_price_table(None), max_cost_usd)
+        try:
+            player = IsolatedAgent(agent, model_base_urls=dict(meter.base_urls), timeout_s=ACTION_TIMEOUT_S,
+                                   hidden=(out_dir.resolve().parent,) if out_dir is not None else ())
+        except BaseException:
+            meter.close()
+            raise
     else:
         player = _load_agent(agent, problem)
     name = agent_name or getattr(player, "name", type(player).__name__)
     try:
         return _record(problem, player, name, seed, max_steps, out_dir, sign_key, meter, started)
     finally:
+        closing = getattr(player, "close", None)
+        if closing is not None and not inspect.iscoroutinefunction(closing):
+            closing()
         if meter is not None:
             meter.close()
 
@@ -168,7 +184,8 @@ def _record(problem: Problem, player: Any, name: str, seed: int, max_steps: int,
         folder = (out_dir or Path(scratch) / "bundles") / problem.pid
         if out_dir is not None and folder.exists():
             shutil.rmtree(folder)  # a rerun of the problem replaces its bundle
-        recorder = open_recorder(folder, problem, name, seed, START_S, sign_key)
+        recorder = open_recorder(folder, problem, name, seed, START_S, sign_key,
+                                 isolation=getattr(player, "isolation", "in-process"))
         with recorder:
             recorder.append("schedule", problem_record(problem))
             trajectory = _play(problem, player, seed, max_steps, recorder, Path(scratch), meter)
