@@ -134,7 +134,7 @@ def test_the_aci_refuses_what_aiopslab_refuses_and_the_step_limit_ends_the_episo
     table, _, export = observations[5].partition("\n\n")
     metrics = {line.split()[0]: line.split()[1:] for line in table.splitlines()[1:]}
     assert "ad" in metrics and float(metrics["ad"][0]) > 0.0
-    assert export.endswith('read_metrics("metrics/1.csv")')
+    assert export.startswith("Every series at 15 s steps over the last 5 minutes: read_me")
     assert not result.submitted and not result.correct and result.steps == 7 and result.ttx_s is None
 
 
