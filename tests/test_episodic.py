@@ -220,9 +220,13 @@ def test_the_accuracy_gate_judges_the_pool_per_task(pytester: pytest.Pytester, g
     result = pytester.runpytest("--marathon-mode=episodic", "--agent=always-no",
                                 "--marathon-problem=noop_detection_astronomy_shop-1",
                                 "--marathon-problem=astronomy_shop_ad_service_failure-detection-1",
-                                f"--marathon-min-accuracy={gate}", "-q")
+                                f"--marathon-min-accuracy={gate}", "--marathon-json=episodes.json", "-q")
     assert result.ret == code
     result.assert_outcomes(passed=1, xfailed=1)
+    written = json.loads((pytester.path / "episodes.json").read_text())
+    assert written["accuracy"] == {"always-no": {"detection": {"problems": 2, "correct": 1, "accuracy": 50.0}}}
+    assert sorted(d["pid"] for d in written["episodes"]) == ["astronomy_shop_ad_service_failure-detection-1",
+                                                            "noop_detection_astronomy_shop-1"]
     gate_lines = [line for line in result.outlines if "accuracy gate failed" in line]
     assert gate_lines == ([] if code == pytest.ExitCode.OK else
                           ["marathon accuracy gate failed: always-no detection: accuracy 50.0% < 60%"])

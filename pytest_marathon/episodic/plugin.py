@@ -186,6 +186,23 @@ class EpisodicSession:
                 self.failed_gates.append(f"{agent} {task}: accuracy {100.0 * right / total:.1f}% < {floor:g}%")
         if self.failed_gates and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        self._write_json()
+
+    def _write_json(self) -> None:
+        """`--marathon-json`: every episode's score document and the accuracy per agent and task."""
+        from pytest_marathon.plugin_options import SETTINGS
+
+        path = self.config.stash[SETTINGS].json_path
+        if path is None:
+            return
+        accuracy: dict[str, dict[str, dict[str, float]]] = {}
+        for (agent, task), (right, total) in sorted(self.accuracy().items()):
+            accuracy.setdefault(agent, {})[task] = {"problems": total, "correct": right,
+                                                   "accuracy": round(100.0 * right / total, 3)}
+        episodes = sorted(self.results, key=lambda d: (d["agent"], d["pid"]))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"mode": "episodic", "accuracy": accuracy, "episodes": episodes},
+                                   indent=1, sort_keys=True, default=str) + "\n")
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         for line in self.failed_gates:
