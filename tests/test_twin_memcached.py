@@ -164,6 +164,16 @@ def test_eviction_is_least_recently_used_and_bytes_stay_under_the_limit(ops) -> 
         assert server.stats["evictions"] == evictions
 
 
+def test_items_that_fill_the_limit_exactly_evict_nothing() -> None:
+    size = item_size("k0", "v" * 100)
+    server = MemcachedServer(Settings(size * 3, 1024))
+    for i in range(3):
+        server.store("set", f"k{i}", "v" * 100, 0, 0.0)
+    assert server.curr_items == 3 and server.bytes == size * 3 and server.stats["evictions"] == 0
+    server.store("set", "k3", "v" * 100, 0, 0.0)
+    assert list(server.items) == ["k1", "k2", "k3"] and server.stats["evictions"] == 1
+
+
 def test_expired_items_at_the_tail_are_reclaimed_not_evicted() -> None:
     server = MemcachedServer(Settings(2048, 1024))
     server.store("set", "old", "x" * 900, 5, 0.0)
@@ -192,12 +202,12 @@ def test_hits_misses_and_bytes_through_promql(healthy: Twin) -> None:
     misses = _value(healthy, f'memcached_commands_total{{command="get", status="miss", {second}}}')
     on_second = [h for h in HOTELS if h not in ON_FIRST]
     # each key misses once (the first read), then the write-back makes every later read a hit
-    assert misses == len(on_second) + len(HOTELS)
+    assert misses == len(on_second) + len(HOTELS) + 1  # + admin:user_id
     assert hits > 10 * misses
     assert _value(healthy, f'memcached_commands_total{{command="set", status="hit", {second}}}') == misses
-    assert _value(healthy, f"memcached_current_items{{{second}}}") == len(on_second) + len(HOTELS)
+    assert _value(healthy, f"memcached_current_items{{{second}}}") == len(on_second) + len(HOTELS) + 1
     expected = sum(item_size(h, _profile(h)) for h in on_second) + sum(
-        item_size(f"{h}:user_id", str(1003)) for h in HOTELS)
+        item_size(f"{h}:user_id", str(1003)) for h in HOTELS) + item_size("admin:user_id", "1005")
     assert _value(healthy, f"memcached_current_bytes{{{second}}}") == expected
     assert _value(healthy, f"memcached_limit_bytes{{{second}}}") == 64 * MIB
     assert _value(healthy, f"memcached_items_evicted_total{{{second}}}") == 0
@@ -269,6 +279,46 @@ def test_the_cpp_caller_reports_libmemcacheds_texts() -> None:
     assert lines and all(re.fullmatch(r"Cannot get usernames of request \S+: CONNECTION FAILURE", x) for x in lines)
 
 
+def test_libmemcached_mget_succeeds_while_any_server_answers() -> None:
+    """memcached_mget fails only when no server connected; a dead server's keys are just absent
+    (get.cc), so the C++ caller reads them from the store instead of failing. `admin:user_id`,
+    in every request, is on the second server (one-at-a-time), which stays up."""
+    assert libmemcached_pick("admin:user_id", 2) == 1
+    twin = _twin(until=30.0)
+    assert twin.update_config("usermention", env={
+        "MEMC_ADDRESS": "memcached-profile-1:11211,memcached-profile-2:11211"}).ok
+    twin.advance_to(60.0)
+    twin.chaos_start("datastore_outage", "memcached-profile-1")
+    twin.advance_to(70.0)
+    assert not twin.logs(service="usermention", since=60.0, level="error")
+    assert twin.logs(service="profile", since=60.0, level="error", contains="connection refused")
+
+
+def test_the_exporter_reports_cmd_set_and_refused_stores(healthy: Twin) -> None:
+    """set hit is cmd_set (every storage command that got memory, a refused add included);
+    store_too_large is memcached_item_too_large_total."""
+    twin = _twin(until=30.0)
+    name, server = next((n, s) for n, s in sorted(twin.memcached.items()) if n.startswith("memcached-profile-2-"))
+    server.store("add", "h00:user_id", "1", 0, twin.now)  # already there: NOT_STORED
+    server.store("set", "huge", "x" * MIB, 0, twin.now)
+    twin.advance_to(45.0)
+    second = 'instance="memcached-profile-2:11211"'
+    assert _value(twin, f'memcached_commands_total{{command="set", status="hit", {second}}}') == server.stats["cmd_set"]
+    assert server.stats["cmd_set"] == server.stats["total_items"] + 1
+    assert _value(twin, f"memcached_item_too_large_total{{{second}}}") == 1
+    assert _value(twin, f"memcached_items_reclaimed_total{{{second}}}") == 0
+
+
+def test_gomemcache_refuses_a_malformed_key_before_any_io() -> None:
+    """legalKey: a space in the key is ErrMalformedKey, which the profile service panics on."""
+    healthy = _twin(until=30.0)  # probes write to the caches: a twin of its own
+    text = "malformed: key is too long or contains invalid characters"
+    assert healthy.probe({"kind": "request", "route": "/hotels", "product_id": "h01", "signature": text})
+    assert not healthy.probe({"kind": "request", "route": "/hotels", "product_id": "h 1", "signature": text})
+    assert not healthy.probe({"kind": "request", "route": "/hotels", "product_id": "h" * 251, "signature": text})
+    assert healthy.probe({"kind": "request", "route": "/hotels", "product_id": "h" * 250, "signature": text})
+
+
 def test_a_partition_times_out_after_the_clients_own_timeout() -> None:
     twin = _twin(until=60.0)
     ip = twin.runtime.cluster_ip("memcached-profile-1")
@@ -322,3 +372,15 @@ def test_same_seed_same_cache() -> None:
     a, b = _twin(seed=8, until=60.0), _twin(seed=8, until=60.0)
     assert a.telemetry_digest() == b.telemetry_digest()
     assert [list(s.items) for _, s in sorted(a.memcached.items())] == [list(s.items) for _, s in sorted(b.memcached.items())]
+
+
+def test_cacheshop_emits_only_inventoried_series(healthy: Twin) -> None:
+    from pytest_marathon.deploy.series import labels_of
+
+    names = set(healthy.store.names())
+    assert {"memcached_up", "memcached_commands_total", "memcached_items_evicted_total"} <= names
+    for name in names:
+        known = labels_of(name)
+        assert known is not None, f"{name} is in no exporter's inventory"
+        for series in healthy.store.series(name):
+            assert set(series.labels) - {"__name__"} <= known, (name, series.labels)

@@ -87,7 +87,6 @@ def start_memcached(twin: Twin, pod: Pod) -> None:
     with `-m`/`-I` from its args; options memcached refuses print their line and exit EX_USAGE."""
     for name in [n for n in twin.memcached if n not in twin.cluster.pods]:
         del twin.memcached[name]
-    twin.memcached.pop(pod.name, None)
     try:
         settings = parse_settings(pod.args)
     except MemcachedUsageError as exc:

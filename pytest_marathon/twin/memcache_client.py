@@ -171,8 +171,7 @@ def _connect(rt: Runtime, ctx: CallContext, library: str, ref: ServerRef, wait: 
         return server, NETWORK_MS + op_ms + rt.edge(caller, pod).delay_ms, "", ""
     kind = failure.kind
     if library == "gomemcache":
-        # the address was resolved when the client was made: a name gone since still has its IP
-        kind = "timeout" if kind == "nxdomain" else kind
+        # the address was resolved when the client was made (so no nxdomain here): Go dials the IP
         where = f"{ref.ip}:{ref.port}"
         if kind == "timeout":
             return None, wait, kind, f"memcache: connect timeout to {where}"
