@@ -18,6 +18,9 @@ cluster. Sources, each cited where the twin emits the series:
   Astronomy Shop chart enables against `kafka:9092` (opentelemetry-helm-charts
   `charts/opentelemetry-demo/values.yaml`, `kafkametrics`); the receiver's resource carries no
   service, so the series have no `job` or `namespace`;
+- memcached_exporter: prometheus/memcached_exporter `pkg/exporter/exporter.go`, scraped like
+  redis_exporter (`instance` the target `host:port`, `job` the scrape job, `namespace` the
+  application's);
 - postgres_exporter: prometheus-community/postgres_exporter (`cmd/postgres_exporter/main.go` for
   `pg_up`, `collector/pg_stat_database.go` for `pg_stat_database_*`), scraped like redis_exporter
   (`instance` the target, `job` the scrape job, `namespace` the application's).
@@ -51,6 +54,7 @@ _SPAN = frozenset({"job", "service_name", "span_name", "span_kind", "status_code
 _CONTAINER = frozenset({"namespace", "pod", "container"})
 _REDIS = frozenset({"namespace", "job", "instance"})
 _PG = frozenset({"namespace", "job", "instance"})
+_MEMCACHED = frozenset({"namespace", "job", "instance"})
 
 SERIES: Mapping[str, tuple[str, frozenset[str]]] = {
     "traces_span_metrics_calls_total": ("collector", _SPAN),
@@ -100,6 +104,16 @@ SERIES: Mapping[str, tuple[str, frozenset[str]]] = {
     "pg_up": ("postgres_exporter", _PG),
     "pg_stat_database_numbackends": ("postgres_exporter", _PG | {"datname"}),
     "pg_stat_database_xact_rollback": ("postgres_exporter", _PG | {"datname"}),
+    # prometheus/memcached_exporter (pkg/exporter/exporter.go), multi-target mode like redis_exporter
+    "memcached_up": ("memcached_exporter", _MEMCACHED),
+    "memcached_current_items": ("memcached_exporter", _MEMCACHED),
+    "memcached_current_bytes": ("memcached_exporter", _MEMCACHED),
+    "memcached_limit_bytes": ("memcached_exporter", _MEMCACHED),
+    "memcached_current_connections": ("memcached_exporter", _MEMCACHED),
+    "memcached_items_evicted_total": ("memcached_exporter", _MEMCACHED),
+    "memcached_items_reclaimed_total": ("memcached_exporter", _MEMCACHED),
+    "memcached_item_too_large_total": ("memcached_exporter", _MEMCACHED),
+    "memcached_commands_total": ("memcached_exporter", _MEMCACHED | {"command", "status"}),
 }
 
 

@@ -16,10 +16,10 @@ from pytest_marathon import yamlio
 from pytest_marathon.twin.quantities import QuantityError, parse_cpu, parse_memory
 
 APPS_DIR = Path(__file__).parent / "apps"
-# `consumer`: a Kafka consumer with no Service (accounting, fraud-detection); `kafka`, `postgres`
-# and `flagd` are servers the engine provides, like the redis `datastore`
-WORKLOAD_KINDS = ("http", "grpc", "datastore", "consumer", "kafka", "postgres", "flagd")
-SERVER_KINDS = ("datastore", "kafka", "postgres", "flagd")
+# `consumer`: a Kafka consumer with no Service (accounting, fraud-detection); `kafka`, `postgres`,
+# `flagd` and `memcached` are servers the engine provides, like the redis `datastore`
+WORKLOAD_KINDS = ("http", "grpc", "datastore", "consumer", "kafka", "postgres", "flagd", "memcached")
+SERVER_KINDS = ("datastore", "kafka", "postgres", "flagd", "memcached")
 PROBE_TYPES = ("http", "grpc", "tcp")
 
 

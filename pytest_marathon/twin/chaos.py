@@ -53,6 +53,7 @@ class Chaos:
         self._edges: dict[tuple[str, str], EdgeEffect] = {}
         self._zoned: dict[tuple[str, str], list[tuple[str, str, EdgeEffect]]] = {}
         self.pg_servers: dict[str, Any] = {}  # the twin's PostgreSQL servers by pod
+        self.memcached: dict[str, Any] = {}  # the twin's memcached servers by pod
         cluster.controllers.append(self._repeat)
 
     # --- what the rest of the twin consults --------------------------------------------------------
@@ -192,6 +193,11 @@ class Chaos:
         fault.undo["down"] = names
         self.down_datastores.update(names)
         self.cluster.down_listeners.update(names)
+        if self.cluster.spec.deployments[fault.target].kind == "memcached":
+            # the stopped process takes its cache with it: it comes back empty, counters at zero
+            for pod in sorted(self.cluster.pods_of(fault.target), key=lambda p: p.name):
+                if pod.name in self.memcached and (fault.target in names or pod.name in names):
+                    self.memcached[pod.name] = type(self.memcached[pod.name])(self.memcached[pod.name].settings)
 
     def _stop_datastore_outage(self, fault: ChaosFault, now: float) -> None:
         held = {n for f in self.active.values() if f.kind == "datastore_outage" for n in f.undo.get("down", [f.target])}
@@ -300,7 +306,7 @@ class Chaos:
 
     # --- helpers ---------------------------------------------------------------------------------------
     def _require_datastore(self, fault: ChaosFault) -> None:
-        if self.cluster.spec.deployments[fault.target].kind not in ("datastore", "kafka", "postgres"):
+        if self.cluster.spec.deployments[fault.target].kind not in ("datastore", "kafka", "postgres", "memcached"):
             raise BackendError(f"{fault.kind} needs a datastore target, {fault.target!r} is not one")
 
     def _require_redis(self, fault: ChaosFault) -> None:

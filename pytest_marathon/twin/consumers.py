@@ -35,7 +35,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pytest_marathon.twin import langerrors
+from pytest_marathon.twin.cluster import ContainerCrash
 from pytest_marathon.twin.kafka import Broker, Record
+from pytest_marathon.twin.memcache import (
+    EX_USAGE,
+    MemcachedServer,
+    MemcachedUsageError,
+    parse_settings,
+)
 from pytest_marathon.twin.runtime import CallContext, ContainerExit, _Trace
 from pytest_marathon.twin.sqlstore import PgServer, load_init_sql
 
@@ -73,6 +80,19 @@ def start_data_server(twin: Twin, pod: Pod, dep: DeploymentSpec) -> None:
         twin.pg_servers[pod.name] = PgServer(user, pod.env.get("POSTGRES_PASSWORD", ""),
                                              pod.env.get("POSTGRES_DB", user),
                                              load_init_sql(twin.spec.path, dep.datastore.get("init")))
+
+
+def start_memcached(twin: Twin, pod: Pod) -> None:
+    """A memcached container starts: an empty cache (memcached keeps nothing across a restart)
+    with `-m`/`-I` from its args; options memcached refuses print their line and exit EX_USAGE."""
+    for name in [n for n in twin.memcached if n not in twin.cluster.pods]:
+        del twin.memcached[name]
+    try:
+        settings = parse_settings(pod.args)
+    except MemcachedUsageError as exc:
+        twin.startup_context(pod).log("error", str(exc))
+        raise ContainerCrash(str(exc), EX_USAGE) from None
+    twin.memcached[pod.name] = MemcachedServer(settings)
 
 
 def run_consumers(twin: Twin, t: float) -> None:

@@ -31,12 +31,18 @@ from pytest_marathon.twin import addresses, images, probes
 from pytest_marathon.twin.appspec import PROBE_TYPES, load_app
 from pytest_marathon.twin.chaos import Chaos
 from pytest_marathon.twin.cluster import Cluster, ContainerCrash
-from pytest_marathon.twin.consumers import ConsumerState, run_consumers, start_data_server
+from pytest_marathon.twin.consumers import (
+    ConsumerState,
+    run_consumers,
+    start_data_server,
+    start_memcached,
+)
 from pytest_marathon.twin.datastore import RedisServer
 from pytest_marathon.twin.events import EventLog
 from pytest_marathon.twin.kafka import Broker
 from pytest_marathon.twin.langerrors import startup_failure
 from pytest_marathon.twin.load import HTTP_STEP, LoadGenerator
+from pytest_marathon.twin.memcache import MemcachedServer
 from pytest_marathon.twin.objects import (
     Pod,
     configmap_k8s,
@@ -95,6 +101,9 @@ class _Containers:
         if dep.kind in ("kafka", "postgres", "flagd"):
             start_data_server(twin, pod, dep)
             return
+        if dep.kind == "memcached":
+            start_memcached(twin, pod)
+            return
         try:
             compiled = twin.registry.compiled(pod.template.image)
             pod.instance = compiled.instantiate(lambda: twin.startup_context(pod))
@@ -138,6 +147,7 @@ class Twin:
         self.servers: dict[str, RedisServer] = {}
         self.brokers: dict[str, Broker] = {}
         self.pg_servers: dict[str, PgServer] = {}
+        self.memcached: dict[str, MemcachedServer] = {}
         self.consumers = ConsumerState()
         self.down_datastores: set[str] = set()
         self.cluster = Cluster(self.spec, self.seed, self.event_log, _Containers(self),
@@ -146,6 +156,7 @@ class Twin:
         self.runtime = Runtime(self.spec, self.cluster, rng_for(self.seed, "latency"), self.chaos.edge_effect,
                                self.servers, self.down_datastores)
         self.runtime.brokers, self.runtime.pg_servers = self.brokers, self.pg_servers
+        self.runtime.memcached = self.chaos.memcached = self.memcached
         self.chaos.pg_servers = self.pg_servers
         self.cluster.probe_delays = lambda pod: (self.chaos.pod_delay_ms(pod.deployment),
                                                  self.runtime.run_queue_wait_ms(pod))
@@ -242,7 +253,7 @@ class Twin:
             memory = dep.base_memory + self.chaos.memory_bytes(pod.deployment, self.runtime.zone_of(pod))
             if pod.instance is not None:
                 memory += pod.instance.memory_estimate()
-            server = self.servers.get(pod.name) or self.brokers.get(pod.name)
+            server = self.servers.get(pod.name) or self.brokers.get(pod.name) or self.memcached.get(pod.name)
             if server is not None:
                 memory += server.used_bytes
             pod.memory_bytes = float(memory)

@@ -100,3 +100,25 @@ class SqlError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+MEMCACHE_FAILURE_KINDS = ("miss", "not_stored", "server_error", "client_error", "malformed_key", "no_servers",
+                          "nxdomain", "refused", "timeout")
+
+
+class MemcacheError(Exception):
+    """A memcached operation that did not succeed (`ctx.memcached`): `kind` says why (a `miss` is
+    the ordinary answer for an absent key, as gomemcache's `ErrCacheMiss` is), `message` is what
+    the caller's client library prints (`twin/memcache_client.py`); `partial` holds the hits a
+    multi-get still got from the servers that answered. `str()` is the message."""
+
+    def __init__(self, kind: str, message: str, partial: dict[str, str] | None = None) -> None:
+        if kind not in MEMCACHE_FAILURE_KINDS:
+            raise ValueError(f"unknown memcache failure kind {kind!r}; use one of {', '.join(MEMCACHE_FAILURE_KINDS)}")
+        super().__init__(message)
+        self.kind = kind
+        self.message = str(message)
+        self.partial = dict(partial or {})
+
+    def __str__(self) -> str:
+        return self.message

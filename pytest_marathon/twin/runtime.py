@@ -32,8 +32,9 @@ from pytest_marathon.twin import httptexts, instrumentation, langerrors, routing
 from pytest_marathon.twin.appspec import AppSpec
 from pytest_marathon.twin.cluster import Cluster
 from pytest_marathon.twin.datastore import DatastoreClient, RedisServer
-from pytest_marathon.twin.errors import HttpError, RpcError, SqlError
+from pytest_marathon.twin.errors import HttpError, MemcacheError, RpcError, SqlError
 from pytest_marathon.twin.kafka import Broker, KafkaProducer
+from pytest_marathon.twin.memcache import MemcachedServer
 from pytest_marathon.twin.objects import Pod
 from pytest_marathon.twin.redis_config import parse_configuration
 from pytest_marathon.twin.sandbox_errors import SandboxError, SandboxLimit, UnknownMethod
@@ -150,6 +151,7 @@ class CallContext:
     RpcError = RpcError
     HttpError = HttpError
     SqlError = SqlError
+    MemcacheError = MemcacheError
     Exit = ContainerExit
 
     def __init__(self, rt: Runtime, pod: Pod, trace: _Trace, span_id: str, deadline_ms: float, depth: int = 1,
@@ -249,6 +251,17 @@ class CallContext:
         return SqlClient(run)
 
 
+    def memcached(self, servers: str, timeout_ms: float | None = None, strict: bool = False) -> Any:
+        """A memcached client over `servers` (`host:port` or a comma list, as the apps' config
+        gives it), in the caller's client library's words (`twin/memcache_client.py`: gomemcache
+        for Go and the rest, libmemcached for C++). The list is resolved now, as gomemcache's
+        `SetServers` does: a name that does not resolve leaves `memcache.New` with no servers,
+        and with `strict` raises at once (hotelReservation's `tune.NewMemCClient2` panics on it).
+        `timeout_ms` is the client's own timeout (gomemcache `Client.Timeout`, 500 ms default)."""
+        from pytest_marathon.twin import memcache_client
+        return memcache_client.open_client(self._rt, self, str(servers), timeout_ms, bool(strict))
+
+
 class _Trace:
     """One user request's spans (kept only when the sink records)."""
 
@@ -292,6 +305,7 @@ class Runtime:
         # Kafka brokers and PostgreSQL servers by pod name (the engine fills them at start)
         self.brokers: dict[str, Broker] = {}
         self.pg_servers: dict[str, PgServer] = {}
+        self.memcached: dict[str, MemcachedServer] = {}
         self._cluster_ips = {name: f"10.12.{i // 250}.{i % 250 + 10}" for i, name in enumerate(spec.services)}
         # an app whose HTTP services get structured requests and report HTTP spans (astronomy)
         self.structured_http = bool(spec.load.requests)
@@ -605,14 +619,7 @@ class Runtime:
         if not sep or not host:
             # no port: grpc's DNS resolver and redis clients dial their default port
             host, port_text = addr, "443"
-        service_name = host
-        for suffix in CLUSTER_SUFFIXES:
-            if service_name.endswith(suffix):
-                service_name = service_name[: -len(suffix)]
-        ns_suffix = "." + self.spec.namespace
-        if service_name.endswith(ns_suffix):
-            service_name = service_name[: -len(ns_suffix)]
-        svc = self.spec.services.get(service_name)
+        svc = self.service_for(host)
         if svc is None or not host:
             return host, None, DialFailure("nxdomain", host=host, addr=addr)
         ip = self.cluster_ip(svc.name)
@@ -635,6 +642,18 @@ class Runtime:
         if pod.listen_port != svc.target_port:
             return svc.selector, None, DialFailure("refused", ip=ip, port=port)
         return svc.selector, pod, None
+
+    def service_for(self, host: str) -> Any:
+        """The Service a host name resolves to in the app's namespace (short, `.svc` or
+        `.svc.cluster.local` forms), or None (the name does not resolve)."""
+        service_name = host
+        for suffix in CLUSTER_SUFFIXES:
+            if service_name.endswith(suffix):
+                service_name = service_name[: -len(suffix)]
+        ns_suffix = "." + self.spec.namespace
+        if service_name.endswith(ns_suffix):
+            service_name = service_name[: -len(ns_suffix)]
+        return self.spec.services.get(service_name)
 
     def is_down(self, pod: Pod) -> bool:
         """The server process in `pod` is stopped (a datastore outage of its deployment or of

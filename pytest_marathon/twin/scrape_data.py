@@ -8,6 +8,15 @@
   The receiver bootstraps through the Service, so it sees one broker: the pod the Service would
   pick for a caller in the first node's zone. A broker it cannot reach yields no series (the
   scrape fails), so they go stale.
+* memcached: prometheus/memcached_exporter (`pkg/exporter/exporter.go` Collect/parseStats), run
+  in multi-target mode like the redis exporter (`instance` the target `host:port`, the pod the
+  Service picks): `memcached_up` (0 when `stats` fails, then nothing else), `memcached_current_items`
+  (curr_items), `memcached_current_bytes` (bytes), `memcached_limit_bytes` (limit_maxbytes),
+  `memcached_current_connections` (curr_connections), `memcached_items_evicted_total`
+  (evictions), `memcached_items_reclaimed_total` (reclaimed), `memcached_item_too_large_total`
+  (store_too_large) and `memcached_commands_total{command, status}`: get/delete/incr/decr/cas/touch
+  hit and miss from `<op>_hits`/`<op>_misses`, cas badval, flush hit, and set hit as cmd_set
+  less the CAS commands.
 * PostgreSQL: prometheus-community postgres_exporter (`collector/pg_database.go`,
   `collector/pg_stat_database.go`): `pg_up` (0 when the connection fails, then nothing else),
   `pg_stat_database_numbackends{datname}` (client connections) and
@@ -24,6 +33,10 @@ if TYPE_CHECKING:
     from pytest_marathon.twin.objects import Pod
 
 PG_JOB = "postgres_exporter"
+MEMCACHED_JOB = "memcached_exporter"
+MEMCACHED_SERIES = ("memcached_current_items", "memcached_current_bytes", "memcached_limit_bytes",
+                    "memcached_current_connections", "memcached_items_evicted_total",
+                    "memcached_items_reclaimed_total", "memcached_item_too_large_total")
 
 
 def _serving_pod(twin: Twin, deployment: str, table: dict[str, Any]) -> Pod | None:
@@ -63,6 +76,8 @@ def scrape_data_servers(twin: Twin, t: float) -> None:
                 ((("group", g), ("topic", topic)), value) for (g, topic), value in sorted(sums.items())])
             tel.gauge_set(t, "kafka_consumer_group_members", name, [
                 ((("group", g.name),), float(len(g.members))) for g in sorted(broker.groups.values(), key=lambda g: g.name)])
+        elif dep.kind == "memcached":
+            _scrape_memcached(twin, t, name)
         elif dep.kind == "postgres":
             service = next((s for s in sorted(twin.spec.services.values(), key=lambda s: s.name) if s.selector == name), None)
             target = f"{service.name}:{service.port}" if service else f"{name}:5432"
@@ -78,3 +93,27 @@ def scrape_data_servers(twin: Twin, t: float) -> None:
             db = (*ids, ("datname", server.database))
             tel.gauge_set(t, "pg_stat_database_numbackends", name, [(db, float(backends))])
             tel.gauge_set(t, "pg_stat_database_xact_rollback", name, [(db, float(server.xact_rollback))])
+
+
+def _scrape_memcached(twin: Twin, t: float, name: str) -> None:
+    tel = twin.telemetry
+    service = next((s for s in sorted(twin.spec.services.values(), key=lambda s: s.name) if s.selector == name), None)
+    ids = (("job", MEMCACHED_JOB), ("instance", f"{service.name}:{service.port}" if service else f"{name}:11211"))
+    pod = _serving_pod(twin, name, twin.memcached)
+    tel.gauge(t, "memcached_up", ids, 0.0 if pod is None else 1.0)
+    if pod is None:
+        for metric in MEMCACHED_SERIES:
+            tel.absent(t, metric, ids)
+        tel.gauge_set(t, "memcached_commands_total", name, [])
+        return
+    server = twin.memcached[pod.name]
+    s = server.stats
+    clients = sum(1 for p in server.clients if p in twin.cluster.pods and twin.cluster.pods[p].running)
+    for metric, value in zip(MEMCACHED_SERIES, (server.curr_items, server.bytes, server.settings.maxbytes, clients,
+                                                s["evictions"], s["reclaimed"], s["store_too_large"]), strict=True):
+        tel.gauge(t, metric, ids, float(value))
+    commands = [(op, status, s.get(f"{op}_{'hits' if status == 'hit' else 'misses'}", 0))
+                for op in ("get", "delete", "incr", "decr", "cas", "touch") for status in ("hit", "miss")]
+    commands += [("cas", "badval", 0), ("flush", "hit", 0), ("set", "hit", s["cmd_set"])]
+    tel.gauge_set(t, "memcached_commands_total", name, [
+        ((*ids, ("command", op), ("status", status)), float(value)) for op, status, value in commands])
