@@ -20,7 +20,10 @@ cluster. Sources, each cited where the twin emits the series:
   service, so the series have no `job` or `namespace`;
 - postgres_exporter: prometheus-community/postgres_exporter (`cmd/postgres_exporter/main.go` for
   `pg_up`, `collector/pg_stat_database.go` for `pg_stat_database_*`), scraped like redis_exporter
-  (`instance` the target, `job` the scrape job, `namespace` the application's).
+  (`instance` the target, `job` the scrape job, `namespace` the application's);
+- mongodb_exporter: percona/mongodb_exporter (`exporter/exporter.go` for `mongodb_up`,
+  `exporter/metrics.go` for the `mongodb_ss_*` serverStatus series and their `conn_type`,
+  `legacy_op_type`, `assert_type` labels), scraped like postgres_exporter.
 
 Pinned releases (the manifests deploy exactly these, `deploy/monitoring.py`): kube-state-metrics
 v2.17.0, the first release whose `internal/store/deployment.go` labels
@@ -51,6 +54,7 @@ _SPAN = frozenset({"job", "service_name", "span_name", "span_kind", "status_code
 _CONTAINER = frozenset({"namespace", "pod", "container"})
 _REDIS = frozenset({"namespace", "job", "instance"})
 _PG = frozenset({"namespace", "job", "instance"})
+_MONGO = frozenset({"namespace", "job", "instance"})
 
 SERIES: Mapping[str, tuple[str, frozenset[str]]] = {
     "traces_span_metrics_calls_total": ("collector", _SPAN),
@@ -100,6 +104,11 @@ SERIES: Mapping[str, tuple[str, frozenset[str]]] = {
     "pg_up": ("postgres_exporter", _PG),
     "pg_stat_database_numbackends": ("postgres_exporter", _PG | {"datname"}),
     "pg_stat_database_xact_rollback": ("postgres_exporter", _PG | {"datname"}),
+    # percona/mongodb_exporter (exporter/exporter.go, exporter/metrics.go)
+    "mongodb_up": ("mongodb_exporter", _MONGO),
+    "mongodb_ss_connections": ("mongodb_exporter", _MONGO | {"conn_type"}),
+    "mongodb_ss_opcounters": ("mongodb_exporter", _MONGO | {"legacy_op_type"}),
+    "mongodb_ss_asserts": ("mongodb_exporter", _MONGO | {"assert_type"}),
 }
 
 

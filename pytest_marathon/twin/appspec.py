@@ -17,9 +17,9 @@ from pytest_marathon.twin.quantities import QuantityError, parse_cpu, parse_memo
 
 APPS_DIR = Path(__file__).parent / "apps"
 # `consumer`: a Kafka consumer with no Service (accounting, fraud-detection); `kafka`, `postgres`
-# and `flagd` are servers the engine provides, like the redis `datastore`
-WORKLOAD_KINDS = ("http", "grpc", "datastore", "consumer", "kafka", "postgres", "flagd")
-SERVER_KINDS = ("datastore", "kafka", "postgres", "flagd")
+# `flagd` and `mongodb` are servers the engine provides, like the redis `datastore`
+WORKLOAD_KINDS = ("http", "grpc", "datastore", "consumer", "kafka", "postgres", "flagd", "mongodb")
+SERVER_KINDS = ("datastore", "kafka", "postgres", "flagd", "mongodb")
 PROBE_TYPES = ("http", "grpc", "tcp")
 
 
