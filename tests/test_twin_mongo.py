@@ -83,6 +83,13 @@ def test_insert_update_upsert_delete_and_dotted_paths(twin: Twin) -> None:
                                "upsert": True}) == {"result": {"matched": 0, "modified": 0, "upserted": 1}}
     assert _call(twin, "geo", {**geo, "op": "count", "filter": {"n": {"$gte": 1}}}) == {"result": 3}
     assert _call(twin, "geo", {**geo, "op": "delete", "filter": {"n": {"$lt": 5}}}) == {"result": 1}
+    assert _call(twin, "geo", {**geo, "op": "update_many", "filter": {}, "update": {"$unset": {"addr": ""}}}) == \
+        {"result": {"matched": 2, "modified": 1, "upserted": 0}}
+    assert _call(twin, "geo", {**geo, "op": "find", "filter": {"addr": {"$exists": False}}, "sort": {"_id": 1}}) == \
+        {"result": [{"_id": "b", "n": 7}, {"_id": "c", "n": 1}]}
+    assert _call(twin, "geo", {**geo, "op": "update", "filter": {"_id": "c"}, "update": {"m": 2}})["result"] == \
+        {"matched": 1, "modified": 1, "upserted": 0}
+    assert _call(twin, "geo", {**geo, "op": "find_one", "filter": {"m": 2}})["result"] == {"_id": "c", "m": 2}
     assert _call(twin, "geo", {**geo, "op": "delete_many", "filter": {}}) == {"result": 2}
 
 
@@ -140,6 +147,18 @@ def test_auth_missing_fails_every_command_as_unauthenticated() -> None:
         "message": "(Unauthorized) command find requires authentication"}
 
 
+def test_auth_from_the_images_root_env_and_springs_command_error() -> None:
+    twin = _twin(6)
+    detail = "command count requires authentication"
+    response = (f'{{"ok": 0.0, "errmsg": "{detail}", "code": 13, "codeName": "Unauthorized"}}')
+    text = (f"Command failed with error 13 (Unauthorized): '{detail}' on server mongodb-order:27017. "
+            f"The full response is {response}")
+    assert _call(twin, "orders", {"op": "count", "uri": "mongodb://mongodb-order:27017/order-db"}) == {
+        "code": 13, "kind": "server", "code_name": "Unauthorized",
+        "message": f"org.springframework.dao.PermissionDeniedDataAccessException: {text}; nested exception is "
+                   f"com.mongodb.MongoCommandException: {text}"}
+
+
 def test_without_auth_anyone_may_read() -> None:
     server = MongoServer(initial_data({"data": {"d": {"c": [{"_id": 1}]}}}), auth=False)
     assert server.run(None, "d", {"find": "c", "filter": {}})["cursor"]["firstBatch"] == [{"_id": 1}]
@@ -188,6 +207,8 @@ def test_a_dropped_user_fails_authentication_until_created_again() -> None:
     assert _call(twin, "geo", {"op": "count"}) == {"result": 4}
     twin.chaos_stop(handle)  # the fault's undo keeps the user created since
     assert _call(twin, "geo", {"op": "count"}) == {"result": 4}
+    shown = twin.mongo_shell("mongodb-geo", [*ROOT, "--eval", "db.getUser('admin')"])[1]
+    assert '"role" : "readWrite"' in shown and "userAdminAnyDatabase" not in shown
 
 
 def test_revoke_roles_chaos_and_its_stop() -> None:
@@ -241,6 +262,23 @@ def test_an_unresolvable_host_in_the_go_drivers_words(twin: Twin) -> None:
     assert (answer["kind"], answer["code"]) == ("nxdomain", 0)
     assert answer["message"].endswith("Last error: connection() error occurred during connection handshake: "
                                       "dial tcp: lookup mongodb-gone on 10.96.0.10:53: no such host }, ] }")
+
+
+def test_a_partition_times_out_and_a_callers_deadline_ends_selection_early() -> None:
+    from pytest_marathon.twin.runtime import _Trace
+    twin = _twin(12)
+    twin.chaos_start("partition", "geo", peer="mongodb-geo")
+    ip = twin.runtime.cluster_ip("mongodb-geo")
+    answer = _call(twin, "geo", {"op": "count"})
+    assert answer["kind"] == "timeout" and answer["message"].startswith("server selection error: server selection "
+                                                                        "timeout, current topology")
+    assert f"dial tcp {ip}:27017: i/o timeout }}, ] }}" in answer["message"]
+    pod = next(p for p in twin.cluster.pods.values() if p.deployment == "geo")
+    for deadline_set, ended in ((True, "context deadline exceeded"), (False, "context canceled")):
+        _code, _msg, response, ms = twin.runtime.serve(pod, "Query", {"op": "count"}, _Trace("1" * 32, "r", twin.now),
+                                                       "", 5_000.0, deadline_set=deadline_set)
+        assert response["message"].startswith(f"server selection error: {ended}, current topology")
+        assert 5_000.0 <= ms < 5_100.0
 
 
 def test_data_and_users_survive_a_restart_only_with_a_volume() -> None:
