@@ -23,7 +23,10 @@ cluster. Sources, each cited where the twin emits the series:
   application's);
 - postgres_exporter: prometheus-community/postgres_exporter (`cmd/postgres_exporter/main.go` for
   `pg_up`, `collector/pg_stat_database.go` for `pg_stat_database_*`), scraped like redis_exporter
-  (`instance` the target, `job` the scrape job, `namespace` the application's).
+  (`instance` the target, `job` the scrape job, `namespace` the application's);
+- mongodb_exporter: percona/mongodb_exporter (`exporter/exporter.go` for `mongodb_up`,
+  `exporter/metrics.go` for the `mongodb_ss_*` serverStatus series and their `conn_type`,
+  `legacy_op_type`, `assert_type` labels), scraped like postgres_exporter.
 
 Pinned releases (the manifests deploy exactly these, `deploy/monitoring.py`): kube-state-metrics
 v2.17.0, the first release whose `internal/store/deployment.go` labels
@@ -55,6 +58,7 @@ _CONTAINER = frozenset({"namespace", "pod", "container"})
 _REDIS = frozenset({"namespace", "job", "instance"})
 _PG = frozenset({"namespace", "job", "instance"})
 _MEMCACHED = frozenset({"namespace", "job", "instance"})
+_MONGO = frozenset({"namespace", "job", "instance"})
 
 SERIES: Mapping[str, tuple[str, frozenset[str]]] = {
     "traces_span_metrics_calls_total": ("collector", _SPAN),
@@ -114,6 +118,11 @@ SERIES: Mapping[str, tuple[str, frozenset[str]]] = {
     "memcached_items_reclaimed_total": ("memcached_exporter", _MEMCACHED),
     "memcached_item_too_large_total": ("memcached_exporter", _MEMCACHED),
     "memcached_commands_total": ("memcached_exporter", _MEMCACHED | {"command", "status"}),
+    # percona/mongodb_exporter (exporter/exporter.go, exporter/metrics.go)
+    "mongodb_up": ("mongodb_exporter", _MONGO),
+    "mongodb_ss_connections": ("mongodb_exporter", _MONGO | {"conn_type"}),
+    "mongodb_ss_opcounters": ("mongodb_exporter", _MONGO | {"legacy_op_type"}),
+    "mongodb_ss_asserts": ("mongodb_exporter", _MONGO | {"assert_type"}),
 }
 
 

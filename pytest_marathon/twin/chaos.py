@@ -27,6 +27,8 @@ KINDS = (
     "redis_maxmemory",
     "node_failure",
     "credential_rotation",
+    "mongo_revoke_roles",
+    "mongo_drop_user",
 )
 
 # Who picks up a rotated credential: the datastore server alone (clients keep the old value until
@@ -54,6 +56,7 @@ class Chaos:
         self._zoned: dict[tuple[str, str], list[tuple[str, str, EdgeEffect]]] = {}
         self.pg_servers: dict[str, Any] = {}  # the twin's PostgreSQL servers by pod
         self.memcached: dict[str, Any] = {}  # the twin's memcached servers by pod
+        self.mongo_servers: dict[str, Any] = {}  # the twin's MongoDB servers by pod
         cluster.controllers.append(self._repeat)
 
     # --- what the rest of the twin consults --------------------------------------------------------
@@ -295,6 +298,56 @@ class Chaos:
         if fault.undo["reload"] == "clients":
             self._restart_clients(fault.undo["secret"], now)
 
+    def _mongo_users(self, fault: ChaosFault) -> dict[tuple[int, str, str], Any]:
+        """The fault's user in every distinct data directory of the target's running servers (pods
+        sharing a volume share one), keyed for a deterministic order."""
+        if self.cluster.spec.deployments[fault.target].kind != "mongodb":
+            raise BackendError(f"{fault.kind} needs a mongodb target, {fault.target!r} is not one")
+        user, db = str(fault.params.get("user") or ""), str(fault.params.get("db") or "admin")
+        found: dict[tuple[int, str, str], Any] = {}
+        seen: set[int] = set()
+        for name, server in sorted(self.mongo_servers.items()):
+            if not name.startswith(fault.target + "-") or id(server.data) in seen:
+                continue
+            seen.add(id(server.data))
+            if (db, user) not in server.data.users:
+                raise BackendError(f"{fault.kind}: {fault.target} has no user {user!r} in database {db!r}")
+            found[(len(found), db, user)] = server.data
+        if not found:
+            raise BackendError(f"{fault.kind}: {fault.target} has no running server")
+        return found
+
+    def _start_mongo_revoke_roles(self, fault: ChaosFault, now: float) -> None:
+        """`db.revokeRolesFromUser(user, roles)` (AIOpsLab revoke_auth: `revoke-admin-*-mongo.sh`
+        takes readWrite on the service's database from `admin`); `roles` defaults to all of them.
+        Clients keep their credentials; their next command fails with Unauthorized (13)."""
+        datas = self._mongo_users(fault)
+        wanted = fault.params.get("roles")
+        fault.undo["roles"] = []
+        for (_i, db, user), data in sorted(datas.items()):
+            held = data.users[(db, user)].roles
+            drop = list(held) if wanted is None else [
+                (r, db) if isinstance(r, str) else (str(r["role"]), str(r.get("db", db))) for r in wanted]
+            fault.undo["roles"].append((data, db, user, list(held)))
+            data.users[(db, user)].roles = [r for r in held if r not in drop]
+
+    def _stop_mongo_revoke_roles(self, fault: ChaosFault, now: float) -> None:
+        for data, db, user, roles in fault.undo["roles"]:
+            if (db, user) in data.users:
+                data.users[(db, user)].roles = list(roles)
+
+    def _start_mongo_drop_user(self, fault: ChaosFault, now: float) -> None:
+        """`db.dropUser(user)` (AIOpsLab storage_user_unregistered: `remove-admin-mongo.sh`):
+        clients authenticating as that user fail with AuthenticationFailed (18)."""
+        datas = self._mongo_users(fault)
+        fault.undo["users"] = []
+        for (_i, db, user), data in sorted(datas.items()):
+            fault.undo["users"].append((data, db, user, data.users.pop((db, user))))
+
+    def _stop_mongo_drop_user(self, fault: ChaosFault, now: float) -> None:
+        for data, db, user, record in fault.undo["users"]:
+            data.users.setdefault((db, user), record)
+
     def _restart_clients(self, secret: str, now: float) -> None:
         """What a reloader (stakater Reloader, say) does when a Secret changes: a rollout restart
         of every workload whose env reads it (the datastore's own pods are not annotated)."""
@@ -306,7 +359,7 @@ class Chaos:
 
     # --- helpers ---------------------------------------------------------------------------------------
     def _require_datastore(self, fault: ChaosFault) -> None:
-        if self.cluster.spec.deployments[fault.target].kind not in ("datastore", "kafka", "postgres", "memcached"):
+        if self.cluster.spec.deployments[fault.target].kind not in ("datastore", "kafka", "postgres", "memcached", "mongodb"):
             raise BackendError(f"{fault.kind} needs a datastore target, {fault.target!r} is not one")
 
     def _require_redis(self, fault: ChaosFault) -> None:

@@ -1,4 +1,5 @@
-"""The Kafka producer and PostgreSQL client sides of the runtime (`ctx.kafka`, `ctx.sql`).
+"""The Kafka producer, PostgreSQL and MongoDB client sides of the runtime (`ctx.kafka`, `ctx.sql`,
+`ctx.mongo`).
 
 Addresses resolve as every connection does (`Runtime.resolve`: Service, ready endpoint, refused /
 nxdomain / timeout), then the pod's own broker or server must be up (a `datastore_outage` takes
@@ -13,7 +14,15 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from pytest_marathon.twin.errors import RpcError, SqlError
+from pytest_marathon.twin.errors import MongoError, RpcError, SqlError
+from pytest_marathon.twin.mongoclient import (
+    SERVER_SELECTION_TIMEOUT_MS,
+    MongoUri,
+    auth_failure,
+    selection_failure,
+    server_failure,
+)
+from pytest_marathon.twin.mongostore import Uuid
 from pytest_marathon.twin.runtime import NETWORK_MS, DialFailure
 from pytest_marathon.twin.sqlstore import Dsn, PgServer, connect_failure
 
@@ -164,3 +173,61 @@ def _db_span_name(sql: str) -> str:
         table = words[1].replace('"', "")
     return f"{operation} {table}".strip()
 
+
+
+def mongo_run(self: Runtime, ctx: CallContext, uri: MongoUri, db: str, command: dict[str, Any]) -> dict[str, Any]:
+    """One MongoDB command from `ctx`'s pod: server selection (resolve, the pod's mongod up, no
+    partition), SCRAM authentication when the URI has credentials, then the command. A DB CLIENT
+    span `<command> <collection>`, `db.system.name=mongodb`."""
+    caller = ctx._pod
+    language = self.spec.deployments[caller.deployment].language
+    span_id = ctx._trace.new_span_id()
+    start_ms = ctx._elapsed_ms
+    name = next(iter(command))
+    error: MongoError | None = None
+    result: dict[str, Any] = {}
+    server, pod, failure = _connect_data_server(self, caller, uri.addr, self.mongo_servers)
+    if failure is not None:
+        # the driver keeps selecting until serverSelectionTimeoutMS, or the caller's context ends
+        remaining = max(0.0, ctx._deadline_ms - ctx._elapsed_ms)
+        ended = ""
+        if remaining < SERVER_SELECTION_TIMEOUT_MS:
+            ended = "context deadline exceeded" if ctx._deadline_set else "context canceled"
+        ctx._elapsed_ms += min(SERVER_SELECTION_TIMEOUT_MS, remaining)
+        error = selection_failure(language, failure.kind, uri, failure.ip, ended)
+    else:
+        op_ms = float(self.spec.deployments[pod.deployment].datastore.get("op_ms", 0.4))
+        pod.cpu_demand += op_ms / 1000.0 * self.weight
+        ctx._elapsed_ms += NETWORK_MS + op_ms + self.edge(caller, pod).delay_ms
+        try:
+            principal = None
+            if uri.user:
+                mechanism = server.mechanism(uri.user, uri.auth_source)
+                try:
+                    principal = server.authenticate(uri.user, uri.password, uri.auth_source)
+                except MongoError:
+                    raise auth_failure(language, uri, mechanism) from None
+            server.clients.add(caller.name)
+            # the drivers send an implicit session with every command (its id is per client pod)
+            sent = {**command, "lsid": {"id": Uuid.of(f"lsid/{caller.name}")}}
+            try:
+                result = server.run(principal, db, sent)
+            except MongoError as exc:
+                raise server_failure(language, exc, uri, name in ("insert", "update", "delete")) from None
+        except MongoError as exc:
+            error = exc
+    ms = ctx._elapsed_ms - start_ms
+    attributes = {"db.system.name": "mongodb", "db.namespace": db, "db.collection.name": str(command[name]),
+                  "db.operation.name": name, "server.address": uri.host}
+    if error is not None and error.code_name:
+        attributes["db.response.status_code"] = str(error.code)
+    self._span(ctx._trace, {
+        "trace_id": ctx._trace.trace_id, "span_id": span_id, "parent_span_id": ctx._span_id,
+        "service": caller.deployment, "pod": caller.name, "name": f"{name} {command[name]}",
+        "kind": "SPAN_KIND_CLIENT", "start": ctx.now, "duration_ms": round(ms, 3),
+        "status": "STATUS_CODE_ERROR" if error else "STATUS_CODE_UNSET",
+        "status_message": error.message if error else "", "attributes": attributes, "peer": uri.addr,
+    }, self.spec.deployments[caller.deployment].traced)
+    if error is not None:
+        raise error
+    return result

@@ -43,6 +43,7 @@ from pytest_marathon.twin.kafka import Broker
 from pytest_marathon.twin.langerrors import startup_failure
 from pytest_marathon.twin.load import HTTP_STEP, LoadGenerator
 from pytest_marathon.twin.memcache import MemcachedServer
+from pytest_marathon.twin.mongostore import MongoData, MongoServer, load_init, start_server
 from pytest_marathon.twin.objects import (
     Pod,
     configmap_k8s,
@@ -104,6 +105,9 @@ class _Containers:
         if dep.kind == "memcached":
             start_memcached(twin, pod)
             return
+        if dep.kind == "mongodb":
+            twin.start_mongo(pod, dep)
+            return
         try:
             compiled = twin.registry.compiled(pod.template.image)
             pod.instance = compiled.instantiate(lambda: twin.startup_context(pod))
@@ -148,6 +152,10 @@ class Twin:
         self.brokers: dict[str, Broker] = {}
         self.pg_servers: dict[str, PgServer] = {}
         self.memcached: dict[str, MemcachedServer] = {}
+        self.mongo_servers: dict[str, MongoServer] = {}
+        # a mongodb deployment's data directory on its volume (`datastore.volume: true`), which
+        # outlives its pods; without a volume every container start begins from the init
+        self.mongo_volumes: dict[str, MongoData] = {}
         self.consumers = ConsumerState()
         self.down_datastores: set[str] = set()
         self.cluster = Cluster(self.spec, self.seed, self.event_log, _Containers(self),
@@ -157,7 +165,9 @@ class Twin:
                                self.servers, self.down_datastores)
         self.runtime.brokers, self.runtime.pg_servers = self.brokers, self.pg_servers
         self.runtime.memcached = self.chaos.memcached = self.memcached
+        self.runtime.mongo_servers = self.mongo_servers
         self.chaos.pg_servers = self.pg_servers
+        self.chaos.mongo_servers = self.mongo_servers
         self.cluster.probe_delays = lambda pod: (self.chaos.pod_delay_ms(pod.deployment),
                                                  self.runtime.run_queue_wait_ms(pod))
         self.cluster.probe_loss = lambda pod: self.chaos.pod_loss(pod.deployment)
@@ -263,6 +273,32 @@ class Twin:
         self.telemetry.scrape_requests(t, rpc)
         scrape_cluster(self.telemetry, self.cluster, self.servers, self.down_datastores, t)
         scrape_data_servers(self, t)
+
+    def start_mongo(self, pod: Pod, dep: Any) -> None:
+        """A mongod container starts: on its deployment's volume when it has one (DeathStarBench's
+        mongodb-* deployments mount a PersistentVolumeClaim at /data/db), else on an empty data
+        directory the init fills. Servers of pods that are gone are forgotten."""
+        for name in [n for n in self.mongo_servers if n not in self.cluster.pods]:
+            del self.mongo_servers[name]
+        kept = self.mongo_volumes.get(dep.name) if dep.datastore.get("volume") else None
+        server = start_server(pod.env, pod.args, dep.datastore, load_init(self.spec.path, dep.datastore.get("init")),
+                              kept)
+        if dep.datastore.get("volume"):
+            self.mongo_volumes[dep.name] = server.data
+        self.mongo_servers[pod.name] = server
+
+    def mongo_shell(self, target: str, argv: list[str]) -> tuple[int, str, str]:
+        """`kubectl exec <pod> -- mongo ...`: the shell in a mongodb pod (a pod name, or a deployment
+        for its first running pod). A stopped mongod refuses the shell's connection."""
+        pods = sorted((p for p in self.cluster.pods.values() if target in (p.name, p.deployment) and p.running),
+                      key=lambda p: p.name)
+        if not pods or pods[0].name not in self.mongo_servers:
+            raise BackendError(f"no running mongodb container in {target!r}")
+        pod = pods[0]
+        if self.runtime.is_down(pod):
+            from pytest_marathon.twin.mongoshell import refused_output
+            return refused_output(argv)
+        return self.mongo_servers[pod.name].shell(argv)
 
     def startup_context(self, pod: Pod) -> Any:
         """The ctx a container's `init(ctx)` gets: its env and log, at the pod's start time."""

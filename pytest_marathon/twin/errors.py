@@ -119,6 +119,23 @@ class MemcacheError(Exception):
         self.kind = kind
         self.message = str(message)
         self.partial = dict(partial or {})
+MONGO_FAILURE_KINDS = ("server", "auth", "refused", "nxdomain", "timeout")
+
+
+class MongoError(Exception):
+    """A failed MongoDB operation (`ctx.mongo`): `code` (the server's error code, e.g. 13, 18,
+    11000; 0 for a driver-side failure such as server selection), `message` (the calling driver's
+    text, `twin/mongoclient.py`), `kind` (`server`, `auth`, `refused`, `nxdomain`, `timeout`) and
+    `code_name` (the server's codeName, e.g. `Unauthorized`). `str()` is the message."""
+
+    def __init__(self, code: int, message: str, kind: str = "server", code_name: str = "") -> None:
+        if kind not in MONGO_FAILURE_KINDS:
+            raise ValueError(f"unknown MongoDB failure kind {kind!r}; use one of {', '.join(MONGO_FAILURE_KINDS)}")
+        super().__init__(code, message, kind)
+        self.code = int(code)
+        self.message = str(message)
+        self.kind = kind
+        self.code_name = str(code_name)
 
     def __str__(self) -> str:
         return self.message

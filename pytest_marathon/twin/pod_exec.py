@@ -26,8 +26,17 @@ class ExecFailed(Exception):
     """The runtime could not start the program (no such executable, container not running)."""
 
 
-#: kind of deployment -> {program: handler(twin, pod, argv) -> ExecResult}; datastore modules add theirs.
-EXEC_PROGRAMS: dict[str, dict[str, Callable[[Any, Any, list[str]], ExecResult]]] = {}
+def _mongo_shell(twin: Any, pod: Any, argv: list[str]) -> ExecResult:
+    """The `mongo` shell of the mongo:4.4 image (`mongosh` answers the same --eval language)."""
+    code, stdout, stderr = twin.mongo_shell(pod.name, argv)
+    return ExecResult(code, stdout, stderr)
+
+
+#: kind of deployment -> {program: handler(twin, pod, argv) -> ExecResult}: a datastore's own
+#: client in its pod
+EXEC_PROGRAMS: dict[str, dict[str, Callable[[Any, Any, list[str]], ExecResult]]] = {
+    "mongodb": {"mongo": _mongo_shell, "mongosh": _mongo_shell},
+}
 
 
 def _env(_twin: Any, pod: Any, argv: list[str]) -> ExecResult:

@@ -32,9 +32,11 @@ from pytest_marathon.twin import httptexts, instrumentation, langerrors, routing
 from pytest_marathon.twin.appspec import AppSpec
 from pytest_marathon.twin.cluster import Cluster
 from pytest_marathon.twin.datastore import DatastoreClient, RedisServer
-from pytest_marathon.twin.errors import HttpError, MemcacheError, RpcError, SqlError
+from pytest_marathon.twin.errors import HttpError, MemcacheError, MongoError, RpcError, SqlError
 from pytest_marathon.twin.kafka import Broker, KafkaProducer
 from pytest_marathon.twin.memcache import MemcachedServer
+from pytest_marathon.twin.mongoclient import MongoClient, parse_uri
+from pytest_marathon.twin.mongostore import MongoServer
 from pytest_marathon.twin.objects import Pod
 from pytest_marathon.twin.redis_config import parse_configuration
 from pytest_marathon.twin.sandbox_errors import SandboxError, SandboxLimit, UnknownMethod
@@ -152,6 +154,7 @@ class CallContext:
     HttpError = HttpError
     SqlError = SqlError
     MemcacheError = MemcacheError
+    MongoError = MongoError
     Exit = ContainerExit
 
     def __init__(self, rt: Runtime, pod: Pod, trace: _Trace, span_id: str, deadline_ms: float, depth: int = 1,
@@ -250,6 +253,18 @@ class CallContext:
 
         return SqlClient(run)
 
+    def mongo(self, uri: str) -> MongoClient:
+        """A MongoDB client from a connection string (`mongodb://user:pass@host:27017/?authSource=
+        admin`). Like `mongo.Connect` and a Spring MongoTemplate it does not connect yet: each
+        operation selects the server and authenticates, so failures surface at the first one."""
+        rt = self._rt
+        parsed = parse_uri(str(uri))
+
+        def run(db: str, command: dict[str, Any]) -> dict[str, Any]:
+            return rt.mongo_run(self, parsed, db, command)
+
+        return MongoClient(run, parsed.database)
+
 
     def memcached(self, servers: str, timeout_ms: float | None = None, strict: bool = False) -> Any:
         """A memcached client over `servers` (`host:port` or a comma list, as the apps' config
@@ -306,6 +321,7 @@ class Runtime:
         self.brokers: dict[str, Broker] = {}
         self.pg_servers: dict[str, PgServer] = {}
         self.memcached: dict[str, MemcachedServer] = {}
+        self.mongo_servers: dict[str, MongoServer] = {}
         self._cluster_ips = {name: f"10.12.{i // 250}.{i % 250 + 10}" for i, name in enumerate(spec.services)}
         # an app whose HTTP services get structured requests and report HTTP spans (astronomy)
         self.structured_http = bool(spec.load.requests)
@@ -815,6 +831,10 @@ class Runtime:
     def sql_run(self, ctx: CallContext, dsn: Any, sql: str, params: tuple[Any, ...]) -> tuple[list[dict[str, Any]], int]:
         from pytest_marathon.twin import dataclients
         return dataclients.sql_run(self, ctx, dsn, sql, params)
+
+    def mongo_run(self, ctx: CallContext, uri: Any, db: str, command: dict[str, Any]) -> dict[str, Any]:
+        from pytest_marathon.twin import dataclients
+        return dataclients.mongo_run(self, ctx, uri, db, command)
 
 
 def _http_answer(code: str, message: str, response: Any) -> tuple[int, Any]:

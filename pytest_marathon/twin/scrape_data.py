@@ -22,6 +22,12 @@
   `pg_stat_database_numbackends{datname}` (client connections) and
   `pg_stat_database_xact_rollback{datname}` (a counter), run in multi-target mode like the
   redis exporter (`instance` is the target `host:port`).
+* MongoDB: percona/mongodb_exporter (`exporter/exporter.go` for `mongodb_up`; serverStatus
+  under the `mongodb_ss_` prefix with the label names of `exporter/metrics.go`
+  specialConversions): `mongodb_ss_connections{conn_type="current"}`,
+  `mongodb_ss_opcounters{legacy_op_type}` (insert, query, update, delete, getmore, command) and
+  `mongodb_ss_asserts{assert_type}` (regular, warning, msg, user, rollovers), counters since the
+  mongod started. A server the exporter cannot reach gives `mongodb_up` 0 and nothing else.
 """
 
 from __future__ import annotations
@@ -37,6 +43,8 @@ MEMCACHED_JOB = "memcached_exporter"
 MEMCACHED_SERIES = ("memcached_current_items", "memcached_current_bytes", "memcached_limit_bytes",
                     "memcached_current_connections", "memcached_items_evicted_total",
                     "memcached_items_reclaimed_total", "memcached_item_too_large_total")
+MONGO_JOB = "mongodb_exporter"
+MONGO_SERIES = ("mongodb_ss_connections", "mongodb_ss_opcounters", "mongodb_ss_asserts")
 
 
 def _serving_pod(twin: Twin, deployment: str, table: dict[str, Any]) -> Pod | None:
@@ -78,6 +86,8 @@ def scrape_data_servers(twin: Twin, t: float) -> None:
                 ((("group", g.name),), float(len(g.members))) for g in sorted(broker.groups.values(), key=lambda g: g.name)])
         elif dep.kind == "memcached":
             _scrape_memcached(twin, t, name)
+        elif dep.kind == "mongodb":
+            scrape_mongo(twin, t, name)
         elif dep.kind == "postgres":
             service = next((s for s in sorted(twin.spec.services.values(), key=lambda s: s.name) if s.selector == name), None)
             target = f"{service.name}:{service.port}" if service else f"{name}:5432"
@@ -117,3 +127,23 @@ def _scrape_memcached(twin: Twin, t: float, name: str) -> None:
     commands += [("cas", "badval", 0), ("flush", "hit", 0), ("set", "hit", s["cmd_set"])]
     tel.gauge_set(t, "memcached_commands_total", name, [
         ((*ids, ("command", op), ("status", status)), float(value)) for op, status, value in commands])
+
+
+def scrape_mongo(twin: Twin, t: float, name: str) -> None:
+    tel = twin.telemetry
+    service = next((s for s in sorted(twin.spec.services.values(), key=lambda s: s.name) if s.selector == name), None)
+    target = f"{service.name}:{service.port}" if service else f"{name}:27017"
+    ids = (("job", MONGO_JOB), ("instance", target))
+    pod = _serving_pod(twin, name, twin.mongo_servers)
+    tel.gauge(t, "mongodb_up", ids, 0.0 if pod is None else 1.0)
+    if pod is None:
+        for metric in MONGO_SERIES:
+            tel.gauge_set(t, metric, name, [])
+        return
+    server = twin.mongo_servers[pod.name]
+    clients = sum(1 for p in server.clients if p in twin.cluster.pods and twin.cluster.pods[p].running)
+    tel.gauge_set(t, "mongodb_ss_connections", name, [((*ids, ("conn_type", "current")), float(clients))])
+    tel.gauge_set(t, "mongodb_ss_opcounters", name, [
+        ((*ids, ("legacy_op_type", op)), float(n)) for op, n in server.opcounters.items()])
+    tel.gauge_set(t, "mongodb_ss_asserts", name, [
+        ((*ids, ("assert_type", kind)), float(n)) for kind, n in server.asserts.items()])

@@ -1,0 +1,540 @@
+"""A MongoDB server per pod of a `kind: mongodb` deployment: databases of collections of documents,
+users with roles, and the server's own error texts.
+
+The modelled server is MongoDB 4.4.6, the `mongo:4.4.6` image DeathStarBench's hotelReservation
+deploys (`hotelReservation/kubernetes/mongodb-*/` manifests). Documents are plain dicts; an
+insert without `_id` gets one from a per-server counter (a real server's ObjectId is time- and
+process-dependent; the twin's is a deterministic 24-hex string). Commands are the ones service
+code needs: find (equality, `$in`, `$nin`, `$gt/$gte/$lt/$lte`, `$ne`, `$exists`, dotted paths;
+sort, limit), insert, update (`$set`, `$inc`, `$unset`, upsert), delete, count, and the user
+management commands the shell drives (`twin/mongoshell.py`).
+
+Error texts (mongodb/mongo r4.4.6):
+* AuthenticationFailed (18) `Authentication failed.` for an unknown user and a wrong password
+  alike (`src/mongo/db/auth/sasl_commands.cpp`, the SCRAM conversation's failure);
+* Unauthorized (13) `not authorized on <db> to execute command <command as BSON text>`
+  (`src/mongo/db/commands.cpp` `CommandHelpers::uassertCommandRunWithMajority`/
+  `checkAuthorization`; the command is printed with `BSONObj::toString`, seen in 4.4 shells as
+  `{ createUser: "x", pwd: "xxx", roles: [ ... ], writeConcern: { w: "majority", wtimeout:
+  600000.0 }, lsid: { id: UUID("...") }, $db: "admin" }`), and `command <name> requires
+  authentication` for a connection that has not authenticated;
+* DuplicateKey (11000) `E11000 duplicate key error collection: <db>.<coll> index: _id_ dup key:
+  { _id: <value> }` (`src/mongo/db/storage/duplicate_key_error_info.cpp`);
+* UserNotFound (11) `Could not find user "<user>" for db "<db>"`
+  (`src/mongo/db/auth/authz_manager_external_state_local.cpp` getUserDescription);
+* DuplicateKey (51003) `User "<user>@<db>" already exists` (`src/mongo/db/commands/
+  user_management_commands.cpp` createUser; the shell prefixes `couldn't add user: `);
+* RoleNotFound (31) `Could not find role: <role>@<db>` (user_management_commands.cpp).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pytest_marathon.twin.errors import MongoError
+
+MONGO_VERSION = "4.4.6"
+DEFAULT_PORT = 27017
+
+# built-in roles (docs "Built-In Roles", src/mongo/db/auth/builtin_roles.cpp): what each grants on
+# its own database, and the *AnyDatabase / root roles on `admin` that grant on every database
+_READ = frozenset({"find", "count", "usersInfo-self"})
+_WRITE = _READ | {"insert", "update", "delete"}
+_USER_ADMIN = frozenset({"createUser", "dropUser", "grantRolesToUser", "revokeRolesFromUser", "usersInfo"})
+DB_ROLES: dict[str, frozenset[str]] = {
+    "read": _READ,
+    "readWrite": _WRITE,
+    "dbAdmin": frozenset({"count"}),
+    "userAdmin": _USER_ADMIN,
+    "dbOwner": _WRITE | _USER_ADMIN,
+}
+ANY_DB_ROLES: dict[str, frozenset[str]] = {
+    "readAnyDatabase": _READ,
+    "readWriteAnyDatabase": _WRITE,
+    "userAdminAnyDatabase": _USER_ADMIN,
+    "dbAdminAnyDatabase": frozenset({"count"}),
+    "root": _WRITE | _USER_ADMIN,
+}
+BUILTIN_ROLES = frozenset(DB_ROLES) | frozenset(ANY_DB_ROLES) | {"clusterMonitor", "clusterAdmin", "backup", "restore"}
+COMMAND_ACTION = {"find": "find", "count": "count", "insert": "insert", "update": "update", "delete": "delete"}
+OPCOUNTER_OF = {"find": "query", "count": "command", "insert": "insert", "update": "update", "delete": "delete"}
+
+
+# --- BSON text --------------------------------------------------------------------------------------
+def bson_text(value: Any) -> str:
+    """A value as the server prints a BSONObj in messages (`BSONObj::toString`): `{ a: "x", n: 1 }`,
+    doubles with a decimal point, arrays `[ 1, 2 ]`, empty `{}` / `[]`."""
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        return "{ " + ", ".join(f"{k}: {bson_text(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return "[]"
+        return "[ " + ", ".join(bson_text(v) for v in value) + " ]"
+    return _scalar(value)
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, Uuid):
+        return f'UUID("{value.text}")'
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value) if value != int(value) or abs(value) >= 1e16 else f"{value:.1f}"
+    if isinstance(value, int):
+        return str(value)
+    return json.dumps(str(value), ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class Uuid:
+    """A BSON UUID (printed `UUID("...")`), made from a seed string so runs repeat."""
+
+    text: str
+
+    @classmethod
+    def of(cls, seed: str) -> Uuid:
+        h = hashlib.sha256(seed.encode()).hexdigest()
+        return cls(f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:32]}")
+
+
+# --- query matching ---------------------------------------------------------------------------------
+_MISSING = object()
+
+
+def _path(doc: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        if isinstance(doc, dict) and part in doc:
+            doc = doc[part]
+        elif isinstance(doc, list) and part.isdigit() and int(part) < len(doc):
+            doc = doc[int(part)]
+        else:
+            return _MISSING
+    return doc
+
+
+def _order_key(value: Any) -> tuple[int, Any]:
+    """MongoDB's comparison order across types (null < numbers < strings < objects < arrays < bool),
+    enough for sort and range operators on the values documents hold."""
+    if value is _MISSING or value is None:
+        return (0, 0)
+    if isinstance(value, bool):
+        return (5, value)
+    if isinstance(value, (int, float)):
+        return (1, value)
+    if isinstance(value, str):
+        return (2, value)
+    if isinstance(value, dict):
+        return (3, json.dumps(value, sort_keys=True, default=str))
+    return (4, json.dumps(value, sort_keys=True, default=str))
+
+
+def _equal(actual: Any, wanted: Any) -> bool:
+    if isinstance(actual, list) and not isinstance(wanted, list):
+        return any(_equal(a, wanted) for a in actual)  # an array field matches any of its elements
+    if actual is _MISSING:
+        return wanted is None
+    if isinstance(actual, bool) or isinstance(wanted, bool):
+        return type(actual) is type(wanted) and actual == wanted
+    return bool(actual == wanted)
+
+
+def _compare(actual: Any, op: str, wanted: Any) -> bool:
+    values = actual if isinstance(actual, list) else [actual]
+    for value in values:
+        if value is _MISSING:
+            continue
+        a, b = _order_key(value), _order_key(wanted)
+        if a[0] != b[0]:
+            continue  # range operators only compare within a type bracket
+        if (op == "$gt" and a > b) or (op == "$gte" and a >= b) or (op == "$lt" and a < b) or (op == "$lte" and a <= b):
+            return True
+    return False
+
+
+def matches(doc: dict[str, Any], query: dict[str, Any]) -> bool:
+    """Whether `doc` satisfies a find filter. Raises MongoError(2, BadValue) for an operator the
+    twin does not know, as the server does for an unknown one (`unknown operator: $foo`)."""
+    for key, cond in query.items():
+        if key == "$and":
+            if not all(matches(doc, q) for q in cond):
+                return False
+            continue
+        if key == "$or":
+            if not any(matches(doc, q) for q in cond):
+                return False
+            continue
+        if key.startswith("$"):
+            raise MongoError(2, f"unknown top level operator: {key}", "server", "BadValue")
+        actual = _path(doc, key)
+        if isinstance(cond, dict) and cond and all(str(k).startswith("$") for k in cond):
+            for op, wanted in cond.items():
+                if not _operator(actual, op, wanted):
+                    return False
+        elif not _equal(actual, cond):
+            return False
+    return True
+
+
+def _operator(actual: Any, op: str, wanted: Any) -> bool:
+    if op == "$eq":
+        return _equal(actual, wanted)
+    if op == "$ne":
+        return not _equal(actual, wanted)
+    if op in ("$gt", "$gte", "$lt", "$lte"):
+        return _compare(actual, op, wanted)
+    if op == "$in":
+        if not isinstance(wanted, list):
+            raise MongoError(2, "$in needs an array", "server", "BadValue")
+        return any(_equal(actual, w) for w in wanted)
+    if op == "$nin":
+        if not isinstance(wanted, list):
+            raise MongoError(2, "$nin needs an array", "server", "BadValue")
+        return not any(_equal(actual, w) for w in wanted)
+    if op == "$exists":
+        return (actual is not _MISSING) == bool(wanted)
+    raise MongoError(2, f"unknown operator: {op}", "server", "BadValue")
+
+
+def _set_path(doc: dict[str, Any], dotted: str, value: Any) -> None:
+    parts = dotted.split(".")
+    for part in parts[:-1]:
+        doc = doc.setdefault(part, {})
+    doc[parts[-1]] = value
+
+
+def _unset_path(doc: dict[str, Any], dotted: str) -> None:
+    parts = dotted.split(".")
+    for part in parts[:-1]:
+        doc = doc.get(part, {})
+        if not isinstance(doc, dict):
+            return
+    doc.pop(parts[-1], None)
+
+
+def apply_update(doc: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    """The document after an update: `$set`, `$inc`, `$unset`, or a replacement document."""
+    if not any(str(k).startswith("$") for k in update):
+        return {"_id": doc.get("_id"), **copy.deepcopy(update)} if "_id" in doc else copy.deepcopy(update)
+    new = copy.deepcopy(doc)
+    for op, fields in update.items():
+        if op == "$set":
+            for k, v in fields.items():
+                _set_path(new, k, copy.deepcopy(v))
+        elif op == "$inc":
+            for k, v in fields.items():
+                current = _path(new, k)
+                if current is _MISSING:
+                    current = 0
+                if not isinstance(current, (int, float)) or isinstance(current, bool):
+                    raise MongoError(14, f"Cannot apply $inc to a value of non-numeric type. {{_id: "
+                                         f"{_scalar(doc.get('_id'))}}} has the field '{k}' of non-numeric type "
+                                         f"{type(current).__name__}", "server", "TypeMismatch")
+                _set_path(new, k, current + v)
+        elif op == "$unset":
+            for k in fields:
+                _unset_path(new, k)
+        else:
+            raise MongoError(9, f"Unknown modifier: {op}. Expected a valid update modifier or pipeline-style "
+                                "update specified as an array", "server", "FailedToParse")
+    return new
+
+
+# --- data and users ------------------------------------------------------------------------------------
+@dataclass
+class User:
+    user: str
+    db: str
+    pwd: str
+    roles: list[tuple[str, str]]  # (role, db)
+    user_id: Uuid
+
+
+@dataclass
+class MongoData:
+    """What lives in the data directory (`/data/db`): databases and users. A deployment with a
+    volume keeps one across container starts; without one each start begins from the init."""
+
+    dbs: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
+    users: dict[tuple[str, str], User] = field(default_factory=dict)  # (db, user)
+    next_id: int = 0
+
+    def new_id(self, seed: str) -> str:
+        self.next_id += 1
+        return hashlib.sha256(f"{seed}/{self.next_id}".encode()).hexdigest()[:24]
+
+    def add_user(self, user: str, db: str, pwd: str, roles: Iterable[Any]) -> User:
+        parsed = [_role(r, db) for r in roles]
+        for role, role_db in parsed:
+            if role not in BUILTIN_ROLES:
+                raise MongoError(31, f"Could not find role: {role}@{role_db}", "server", "RoleNotFound")
+        if (db, user) in self.users:
+            raise MongoError(51003, f'User "{user}@{db}" already exists', "server", "Location51003")
+        made = User(user, db, pwd, parsed, Uuid.of(f"user/{db}/{user}"))
+        self.users[(db, user)] = made
+        return made
+
+
+def _role(value: Any, db: str) -> tuple[str, str]:
+    """A role as `createUser` takes it: `"read"` (on the command's database) or `{role, db}`."""
+    if isinstance(value, str):
+        return (value, db)
+    if isinstance(value, dict) and "role" in value:
+        return (str(value["role"]), str(value.get("db", db)))
+    raise MongoError(2, "Role names must be either strings or objects", "server", "BadValue")
+
+
+def load_init(app_path: Path, relative: str | None) -> dict[str, Any]:
+    """The init file app.yaml names (`datastore.init`, YAML or JSON, relative to the app folder):
+    `users: [{user, pwd, db, roles}]`, `data: {<db>: {<collection>: [documents]}}`. It stands for
+    the scripts an image's /docker-entrypoint-initdb.d runs on an empty data directory."""
+    if not relative:
+        return {}
+    loaded = yaml.safe_load((app_path.parent / relative).read_text()) or {}
+    if not isinstance(loaded, dict):
+        raise ValueError(f"{relative}: expected a mapping with users and data")
+    return loaded
+
+
+def initial_data(init: dict[str, Any], root_user: str = "", root_pwd: str = "") -> MongoData:
+    """A fresh data directory: the image's root user (MONGO_INITDB_ROOT_USERNAME/PASSWORD, created
+    by docker-library/mongo `docker-entrypoint.sh` in `admin` with role root), then the init's users
+    and documents."""
+    data = MongoData()
+    if root_user:
+        data.add_user(root_user, "admin", root_pwd, [{"role": "root", "db": "admin"}])
+    for entry in init.get("users", []) or []:
+        data.add_user(str(entry["user"]), str(entry.get("db", "admin")), str(entry.get("pwd", "")),
+                      entry.get("roles", []))
+    for db, colls in sorted((init.get("data") or {}).items()):
+        for coll, docs in sorted((colls or {}).items()):
+            target = data.dbs.setdefault(str(db), {}).setdefault(str(coll), [])
+            for doc in docs or []:
+                doc = copy.deepcopy(doc)
+                doc.setdefault("_id", data.new_id(f"{db}.{coll}"))
+                target.append(doc)
+    return data
+
+
+# --- the server --------------------------------------------------------------------------------------
+Principal = tuple[str, str] | None  # (authentication db, user) or unauthenticated
+
+
+class MongoServer:
+    """One mongod process. Counters (opcounters, asserts, connections) are the process's and start
+    at zero with it; `data` may outlive it (a volume)."""
+
+    def __init__(self, data: MongoData, auth: bool) -> None:
+        self.data = data
+        self.auth = auth
+        self.opcounters = {"insert": 0, "query": 0, "update": 0, "delete": 0, "getmore": 0, "command": 0}
+        self.asserts = {"regular": 0, "warning": 0, "msg": 0, "user": 0, "rollovers": 0}
+        self.clients: set[str] = set()  # pods holding a pooled connection
+        self.shell_runs = 0
+
+    # --- authentication ------------------------------------------------------------------------------
+    def mechanism(self, user: str, source: str) -> str:
+        """The SCRAM mechanism a driver negotiates: the server lists `saslSupportedMechs` for a user
+        it knows (users created on 4.x have both, the driver takes SCRAM-SHA-256); for an unknown user
+        the list is empty and drivers fall back to SCRAM-SHA-1 (specifications `auth.rst`,
+        "Default Authentication Mechanism")."""
+        return "SCRAM-SHA-256" if (source, user) in self.data.users else "SCRAM-SHA-1"
+
+    def authenticate(self, user: str, pwd: str, source: str) -> Principal:
+        found = self.data.users.get((source, user))
+        if found is None or found.pwd != pwd:
+            self.asserts["user"] += 1
+            raise MongoError(18, "Authentication failed.", "auth", "AuthenticationFailed")
+        return (source, user)
+
+    # --- authorization ------------------------------------------------------------------------------
+    def allowed(self, principal: Principal, db: str, action: str) -> bool:
+        if not self.auth:
+            return True
+        if principal is None:
+            # the localhost exception: with no user at all, a local connection may create the first
+            # one in admin (docs "Localhost Exception")
+            return action == "createUser" and db == "admin" and not self.data.users
+        user = self.data.users.get(principal)
+        if user is None:
+            return False  # dropped while the connection stayed authenticated
+        for role, role_db in user.roles:
+            if role_db == db and action in DB_ROLES.get(role, ()):
+                return True
+            if role_db == "admin" and action in ANY_DB_ROLES.get(role, ()):
+                return True
+        return False
+
+    def check(self, principal: Principal, db: str, command: dict[str, Any]) -> None:
+        name = next(iter(command))
+        action = COMMAND_ACTION.get(name, name)
+        if self.allowed(principal, db, action):
+            return
+        self.asserts["user"] += 1
+        if principal is None:
+            raise MongoError(13, f"command {name} requires authentication", "server", "Unauthorized")
+        raise MongoError(13, f"not authorized on {db} to execute command {bson_text({**command, '$db': db})}",
+                         "server", "Unauthorized")
+
+    # --- commands -------------------------------------------------------------------------------------
+    def run(self, principal: Principal, db: str, command: dict[str, Any]) -> dict[str, Any]:
+        """One command (`{find: coll, filter: ...}`, `{insert: coll, documents: [...]}`, ...). The
+        command as passed is what an Unauthorized message prints, so callers add `lsid` etc."""
+        name = next(iter(command))
+        self.opcounters[OPCOUNTER_OF.get(name, "command")] += 1
+        self.check(principal, db, command)
+        body = {k: v for k, v in command.items() if k not in ("lsid", "$db", "writeConcern")}
+        try:
+            return getattr(self, f"_cmd_{name}")(db, body)
+        except MongoError:
+            self.asserts["user"] += 1
+            raise
+
+    def _coll(self, db: str, name: str, create: bool = False) -> list[dict[str, Any]]:
+        if create:
+            return self.data.dbs.setdefault(db, {}).setdefault(name, [])
+        return self.data.dbs.get(db, {}).get(name, [])
+
+    def _cmd_find(self, db: str, cmd: dict[str, Any]) -> dict[str, Any]:
+        docs = [d for d in self._coll(db, cmd["find"]) if matches(d, cmd.get("filter") or {})]
+        for key, direction in reversed(list((cmd.get("sort") or {}).items())):
+            docs.sort(key=lambda d, k=key: _order_key(_path(d, k)), reverse=direction < 0)
+        limit = int(cmd.get("limit") or 0)
+        if limit:
+            docs = docs[:abs(limit)]
+        return {"cursor": {"firstBatch": copy.deepcopy(docs), "id": 0, "ns": f"{db}.{cmd['find']}"}, "ok": 1.0}
+
+    def _cmd_count(self, db: str, cmd: dict[str, Any]) -> dict[str, Any]:
+        return {"n": sum(1 for d in self._coll(db, cmd["count"]) if matches(d, cmd.get("query") or {})), "ok": 1.0}
+
+    def _cmd_insert(self, db: str, cmd: dict[str, Any]) -> dict[str, Any]:
+        coll = self._coll(db, cmd["insert"], create=True)
+        n = 0
+        for doc in cmd.get("documents", []):
+            doc = copy.deepcopy(doc)
+            doc.setdefault("_id", self.data.new_id(f"{db}.{cmd['insert']}"))
+            self._unique(db, cmd["insert"], coll, doc["_id"])
+            coll.append(doc)
+            n += 1
+        return {"n": n, "ok": 1.0, "inserted_ids": [d.get("_id") for d in coll[len(coll) - n:]]}
+
+    def _unique(self, db: str, name: str, coll: list[dict[str, Any]], _id: Any) -> None:
+        if any(_equal(d.get("_id", _MISSING), _id) and type(d.get("_id")) is type(_id) for d in coll):
+            raise MongoError(11000, f"E11000 duplicate key error collection: {db}.{name} index: _id_ dup key: "
+                                    f"{{ _id: {_scalar(_id)} }}", "server", "DuplicateKey")
+
+    def _cmd_update(self, db: str, cmd: dict[str, Any]) -> dict[str, Any]:
+        name = cmd["update"]
+        coll = self._coll(db, name, create=True)
+        matched = modified = 0
+        upserted: list[Any] = []
+        for spec in cmd.get("updates", []):
+            query, update = spec.get("q") or {}, spec.get("u") or {}
+            hits = [i for i, d in enumerate(coll) if matches(d, query)]
+            if not spec.get("multi"):
+                hits = hits[:1]
+            for i in hits:
+                new = apply_update(coll[i], update)
+                matched += 1
+                if new != coll[i]:
+                    coll[i] = new
+                    modified += 1
+            if not hits and spec.get("upsert"):
+                # the new document: the query's equality fields, then the update applied
+                seed = {k: v for k, v in query.items() if not k.startswith("$") and not isinstance(v, dict)}
+                doc = apply_update(seed, update) if any(str(k).startswith("$") for k in update) else {**update}
+                doc.setdefault("_id", seed.get("_id", self.data.new_id(f"{db}.{name}")))
+                self._unique(db, name, coll, doc["_id"])
+                coll.append(doc)
+                upserted.append(doc["_id"])
+        return {"n": matched + len(upserted), "nModified": modified, "upserted": upserted, "ok": 1.0}
+
+    def _cmd_delete(self, db: str, cmd: dict[str, Any]) -> dict[str, Any]:
+        coll = self._coll(db, cmd["delete"])
+        n = 0
+        for spec in cmd.get("deletes", []):
+            hits = [i for i, d in enumerate(coll) if matches(d, spec.get("q") or {})]
+            if int(spec.get("limit", 0)) == 1:
+                hits = hits[:1]
+            for i in reversed(hits):
+                del coll[i]
+                n += 1
+        return {"n": n, "ok": 1.0}
+
+    # --- user management (the shell's helpers send these) -----------------------------------------------
+    def _user(self, db: str, name: str) -> User:
+        found = self.data.users.get((db, name))
+        if found is None:
+            raise MongoError(11, f'Could not find user "{name}" for db "{db}"', "server", "UserNotFound")
+        return found
+
+    def _cmd_createUser(self, db: str, cmd: dict[str, Any]) -> dict[str, Any]:  # noqa: N802 - command name
+        self.data.add_user(str(cmd["createUser"]), db, str(cmd.get("pwd", "")), cmd.get("roles", []))
+        return {"ok": 1.0}
+
+    def _cmd_dropUser(self, db: str, cmd: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
+        self._user(db, str(cmd["dropUser"]))
+        del self.data.users[(db, str(cmd["dropUser"]))]
+        return {"ok": 1.0}
+
+    def _cmd_grantRolesToUser(self, db: str, cmd: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
+        user = self._user(db, str(cmd["grantRolesToUser"]))
+        for role in [_role(r, db) for r in cmd.get("roles", [])]:
+            if role[0] not in BUILTIN_ROLES:
+                raise MongoError(31, f"Could not find role: {role[0]}@{role[1]}", "server", "RoleNotFound")
+            if role not in user.roles:
+                user.roles.append(role)
+        return {"ok": 1.0}
+
+    def _cmd_revokeRolesFromUser(self, db: str, cmd: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
+        user = self._user(db, str(cmd["revokeRolesFromUser"]))
+        for role in [_role(r, db) for r in cmd.get("roles", [])]:
+            if role[0] not in BUILTIN_ROLES:
+                raise MongoError(31, f"Could not find role: {role[0]}@{role[1]}", "server", "RoleNotFound")
+            if role in user.roles:
+                user.roles.remove(role)
+        return {"ok": 1.0}
+
+    def _cmd_usersInfo(self, db: str, cmd: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
+        users = [u for (udb, _name), u in sorted(self.data.users.items()) if udb == db]
+        return {"users": [{"_id": f"{u.db}.{u.user}", "userId": u.user_id, "user": u.user, "db": u.db,
+                           "roles": [{"role": r, "db": d} for r, d in u.roles],
+                           "mechanisms": ["SCRAM-SHA-1", "SCRAM-SHA-256"]} for u in users], "ok": 1.0}
+
+    # --- the shell in the pod ------------------------------------------------------------------------------
+    def shell(self, argv: list[str]) -> tuple[int, str, str]:
+        """`mongo`/`mongosh` run in this server's pod (`kubectl exec ... -- mongo ... --eval ...`):
+        (exit status, stdout, stderr), see `twin/mongoshell.py`."""
+        from pytest_marathon.twin.mongoshell import run_shell
+
+        self.shell_runs += 1
+        return run_shell(self, [str(a) for a in argv], f"shell/{self.shell_runs}")
+
+
+def auth_enabled(args: Iterable[str], env: dict[str, str], conf: dict[str, Any]) -> bool:
+    """mongod enforces access control with `--auth` (or app.yaml `datastore.auth`); the mongo
+    image's entrypoint adds `--auth` itself when MONGO_INITDB_ROOT_USERNAME and _PASSWORD are set
+    (docker-library/mongo `docker-entrypoint.sh`)."""
+    if "--auth" in list(args) or bool(conf.get("auth")):
+        return True
+    return bool(env.get("MONGO_INITDB_ROOT_USERNAME") and env.get("MONGO_INITDB_ROOT_PASSWORD"))
+
+
+def start_server(env: dict[str, str], args: Iterable[str], conf: dict[str, Any], init: dict[str, Any],
+                 kept: MongoData | None) -> MongoServer:
+    """A mongod process starting on `kept` (a volume's data directory) or on a fresh one the init
+    fills (the entrypoint runs the init scripts only on an empty data directory)."""
+    data = kept if kept is not None else initial_data(init, env.get("MONGO_INITDB_ROOT_USERNAME", ""),
+                                                      env.get("MONGO_INITDB_ROOT_PASSWORD", ""))
+    return MongoServer(data, auth_enabled(args, env, conf))
