@@ -292,18 +292,9 @@ class KubeApi:
         if target.resource not in _WRITABLE or target.name is None:
             verb = "patch" if method == "PATCH" else "update"
             raise forbidden(target.resource, target.name, verb, target.namespace, "", _GROUPS[target.group_version])
-        sent = _body(body)
         current = self._one(Target(target.group_version, "deployments", target.namespace, target.name, None))
         before = _scale_doc(current) if target.subresource == "scale" else current
-        if method == "PUT":
-            desired = sent
-        else:
-            try:
-                desired = patches.apply(before, sent, headers.get("Content-Type", ""))
-            except patches.ApiUnsupported as exc:
-                raise ApiError(415, "UnsupportedMediaType", f"the body of the request was in an unknown format: {exc}") from None
-            except patches.ApiConflict as exc:
-                raise ApiError(422, "Invalid", str(exc)) from None
+        desired = _desired(before, method, headers, body)
         if not isinstance(desired, dict):
             raise bad_request("the patched object is not a JSON object")
         if target.subresource == "scale":
@@ -329,16 +320,7 @@ class KubeApi:
         (flagd picks the file up); any other change to the file is refused and changes nothing."""
         source = self._flag_source(str(target.name))
         current = self._one(target)
-        sent = _body(body)
-        if method == "PUT":
-            desired = sent
-        else:
-            try:
-                desired = patches.apply(current, sent, headers.get("Content-Type", ""))
-            except patches.ApiUnsupported as exc:
-                raise ApiError(415, "UnsupportedMediaType", f"the body of the request was in an unknown format: {exc}") from None
-            except patches.ApiConflict as exc:
-                raise ApiError(422, "Invalid", str(exc)) from None
+        desired = _desired(current, method, headers, body)
         chosen = _flag_variants(desired, source.key)
         before = _flag_variants(current, source.key)
         if chosen is None or set(chosen) != set(before):
@@ -356,11 +338,20 @@ class KubeApi:
         return json_reply(self._one(target))
 
 
-def _body(body: bytes) -> Any:
+def _desired(current: dict[str, Any], method: str, headers: Mapping[str, str], body: bytes) -> Any:
+    """The object a PUT sends, or `current` with a PATCH's body applied (its Content-Type says how)."""
     try:
-        return json.loads(body or b"null")
+        sent = json.loads(body or b"null")
     except ValueError as exc:
         raise bad_request(f"the request body is not JSON: {exc}") from None
+    if method == "PUT":
+        return sent
+    try:
+        return patches.apply(current, sent, headers.get("Content-Type", ""))
+    except patches.ApiUnsupported as exc:
+        raise ApiError(415, "UnsupportedMediaType", f"the body of the request was in an unknown format: {exc}") from None
+    except patches.ApiConflict as exc:
+        raise ApiError(422, "Invalid", str(exc)) from None
 
 
 def _flag_variants(configmap: Any, key: str) -> dict[str, str] | None:

@@ -17,19 +17,8 @@ import os
 import sys
 from typing import Any
 
-from pytest_marathon.isolation.channel import ChannelClosed, ChildEnd
-from pytest_marathon.isolation.child import PATH_ENV
-
-
-def _take_channel() -> ChildEnd:
-    """Private copies of stdin/stdout for the channel; prints of the agent go to stderr."""
-    from_runner = os.fdopen(os.dup(0), "rb")
-    to_runner = os.fdopen(os.dup(1), "wb")
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.close(devnull)
-    os.dup2(2, 1)
-    return ChildEnd(from_runner, to_runner)
+from pytest_marathon.isolation.channel import ChannelClosed
+from pytest_marathon.isolation.child import PATH_ENV, take_channel
 
 
 def load(spec: str) -> Any:
@@ -46,7 +35,7 @@ def load(spec: str) -> Any:
 
 
 def main(argv: list[str]) -> int:
-    end = _take_channel()
+    end = take_channel()
     runner_path = json.loads(os.environ.pop(PATH_ENV, "[]"))
     sys.path[:] = [*runner_path, *(entry for entry in sys.path if entry not in runner_path)]
     try:

@@ -13,7 +13,6 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,7 @@ from typing import Any
 from pytest_marathon.isolation.channel import ChannelClosed, ChannelTimeout, RunnerEnd
 from pytest_marathon.isolation.child import PATH_ENV
 from pytest_marathon.isolation.paths import DEFAULT_HIDDEN
+from pytest_marathon.isolation.plugin import kill_process_group
 from pytest_marathon.isolation.probe import sandbox_support
 from pytest_marathon.isolation.relay import RelayPool
 from pytest_marathon.isolation.sandbox import SECRET_ENV, Sandbox
@@ -109,14 +109,7 @@ class IsolatedAgent:
     def close(self) -> None:
         process, self._process = self._process, None
         if process is not None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGKILL)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(timeout=10)
-            for pipe in (process.stdin, process.stdout):
-                with contextlib.suppress(OSError):
-                    if pipe is not None:
-                        pipe.close()
+            kill_process_group(process)
         if self._relays is not None:
             self._relays.close()
             self._relays = None

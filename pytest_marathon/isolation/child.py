@@ -61,7 +61,7 @@ class PipeTools:
         return self._ask({"op": "list_tools"})
 
 
-def _take_channel() -> ChildEnd:
+def take_channel() -> ChildEnd:
     """Keep private copies of stdin/stdout for the channel and point fds 0/1 elsewhere, so a
     plug-in that prints (or a program it starts) cannot corrupt the channel."""
     from_runner = os.fdopen(os.dup(0), "rb")
@@ -121,7 +121,7 @@ def _describe(agent: Any) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    end = _take_channel()
+    end = take_channel()
     spec, target, *flags = argv
     runner_path = json.loads(os.environ.pop(PATH_ENV, "[]"))
     sys.path[:] = [*runner_path, *(entry for entry in sys.path if entry not in runner_path)]

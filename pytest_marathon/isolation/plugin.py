@@ -166,14 +166,7 @@ class ChildAgent:
     def _kill(self) -> None:
         process, self._process, self._end = self._process, None, None
         if process is not None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGKILL)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(timeout=10)
-            for pipe in (process.stdin, process.stdout):
-                with contextlib.suppress(OSError):
-                    if pipe is not None:
-                        pipe.close()
+            kill_process_group(process)
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
@@ -191,6 +184,19 @@ class ChildAgent:
             if self._spawner is not None:
                 self._spawner.shutdown(wait=False)
                 self._spawner = None
+
+
+def kill_process_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the agent process and everything it started (its own session), reap it, close
+    the channel's pipes."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=10)
+    for pipe in (process.stdin, process.stdout):
+        with contextlib.suppress(OSError):
+            if pipe is not None:
+                pipe.close()
 
 
 def _failed(status: str, detail: str) -> dict[str, Any]:
