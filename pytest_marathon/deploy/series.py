@@ -26,7 +26,10 @@ cluster. Sources, each cited where the twin emits the series:
   (`instance` the target, `job` the scrape job, `namespace` the application's);
 - mongodb_exporter: percona/mongodb_exporter (`exporter/exporter.go` for `mongodb_up`,
   `exporter/metrics.go` for the `mongodb_ss_*` serverStatus series and their `conn_type`,
-  `legacy_op_type`, `assert_type` labels), scraped like postgres_exporter.
+  `legacy_op_type`, `assert_type` labels), scraped like postgres_exporter;
+- mysqld_exporter: prometheus/mysqld_exporter (`mysqld_exporter.go` for `mysql_up`,
+  `collector/global_status.go` for `mysql_global_status_*` and `commands_total{command}`),
+  scraped like postgres_exporter.
 
 Pinned releases (the manifests deploy exactly these, `deploy/monitoring.py`): kube-state-metrics
 v2.17.0, the first release whose `internal/store/deployment.go` labels
@@ -59,6 +62,7 @@ _REDIS = frozenset({"namespace", "job", "instance"})
 _PG = frozenset({"namespace", "job", "instance"})
 _MEMCACHED = frozenset({"namespace", "job", "instance"})
 _MONGO = frozenset({"namespace", "job", "instance"})
+_MYSQL = frozenset({"namespace", "job", "instance"})
 
 SERIES: Mapping[str, tuple[str, frozenset[str]]] = {
     "traces_span_metrics_calls_total": ("collector", _SPAN),
@@ -123,6 +127,12 @@ SERIES: Mapping[str, tuple[str, frozenset[str]]] = {
     "mongodb_ss_connections": ("mongodb_exporter", _MONGO | {"conn_type"}),
     "mongodb_ss_opcounters": ("mongodb_exporter", _MONGO | {"legacy_op_type"}),
     "mongodb_ss_asserts": ("mongodb_exporter", _MONGO | {"assert_type"}),
+    # prometheus/mysqld_exporter (mysqld_exporter.go for mysql_up; collector/global_status.go:
+    # SHOW GLOBAL STATUS under mysql_global_status_, Com_* as commands_total{command})
+    "mysql_up": ("mysqld_exporter", _MYSQL),
+    "mysql_global_status_threads_connected": ("mysqld_exporter", _MYSQL),
+    "mysql_global_status_aborted_connects": ("mysqld_exporter", _MYSQL),
+    "mysql_global_status_commands_total": ("mysqld_exporter", _MYSQL | {"command"}),
 }
 
 

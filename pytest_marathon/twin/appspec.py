@@ -17,9 +17,10 @@ from pytest_marathon.twin.quantities import QuantityError, parse_cpu, parse_memo
 
 APPS_DIR = Path(__file__).parent / "apps"
 # `consumer`: a Kafka consumer with no Service (accounting, fraud-detection); `kafka`, `postgres`,
-# `flagd`, `memcached` and `mongodb` are servers the engine provides, like the redis `datastore`
-WORKLOAD_KINDS = ("http", "grpc", "datastore", "consumer", "kafka", "postgres", "flagd", "memcached", "mongodb")
-SERVER_KINDS = ("datastore", "kafka", "postgres", "flagd", "memcached", "mongodb")
+# `flagd`, `memcached`, `mongodb` and `mysql` are servers the engine provides, like the redis `datastore`
+WORKLOAD_KINDS = ("http", "grpc", "datastore", "consumer", "kafka", "postgres", "flagd", "memcached", "mongodb",
+                  "mysql")
+SERVER_KINDS = ("datastore", "kafka", "postgres", "flagd", "memcached", "mongodb", "mysql")
 PROBE_TYPES = ("http", "grpc", "tcp")
 
 

@@ -29,6 +29,7 @@ KINDS = (
     "credential_rotation",
     "mongo_revoke_roles",
     "mongo_drop_user",
+    "mysql_revoke_grants",
 )
 
 # Who picks up a rotated credential: the datastore server alone (clients keep the old value until
@@ -56,7 +57,8 @@ class Chaos:
         self._zoned: dict[tuple[str, str], list[tuple[str, str, EdgeEffect]]] = {}
         self.pg_servers: dict[str, Any] = {}  # the twin's PostgreSQL servers by pod
         self.memcached: dict[str, Any] = {}  # the twin's memcached servers by pod
-        self.mongo_servers: dict[str, Any] = {}  # the twin's MongoDB servers by pod
+        self.mongo_servers: dict[str, Any] = {}
+        self.mysql_servers: dict[str, Any] = {}  # the twin's MySQL servers by pod  # the twin's MongoDB servers by pod
         cluster.controllers.append(self._repeat)
 
     # --- what the rest of the twin consults --------------------------------------------------------
@@ -242,7 +244,7 @@ class Chaos:
 
     def _start_credential_rotation(self, fault: ChaosFault, now: float) -> None:
         """Rotate the datastore's password: the Secret and the running server change, clients don't."""
-        if self.cluster.spec.deployments[fault.target].kind == "postgres":
+        if self.cluster.spec.deployments[fault.target].kind in ("postgres", "mysql"):
             self._rotate_postgres_user(fault)
             return
         self._require_redis(fault)
@@ -267,11 +269,13 @@ class Chaos:
             server.also_accepted.clear()  # rotating revokes every credential honoured before
 
     def _rotate_postgres_user(self, fault: ChaosFault) -> None:
-        """`ALTER ROLE <user> PASSWORD '<new>'` in the running PostgreSQL servers; the clients'
-        connection strings (plain env in the demo chart) keep the old one. A fresh container runs
-        the init script again, which sets the chart's password."""
+        """`ALTER ROLE <user> PASSWORD '<new>'` in the running PostgreSQL servers (on MySQL
+        `ALTER USER '<user>'@'%' IDENTIFIED BY '<new>'`); the clients' connection settings keep
+        the old one. A fresh container runs the init script again, which sets the chart's
+        password; a MySQL server on a volume keeps the rotated one."""
         user = str(fault.params.get("user") or "")
-        servers = {name: s for name, s in sorted(self.pg_servers.items()) if name.startswith(fault.target + "-")}
+        table = self.mysql_servers if self.cluster.spec.deployments[fault.target].kind == "mysql" else self.pg_servers
+        servers = {name: s for name, s in sorted(table.items()) if name.startswith(fault.target + "-")}
         if not servers or not all(user in s.users for s in servers.values()):
             raise BackendError(f"credential_rotation: {fault.target} has no running server with a role {user!r}")
         new = str(fault.params.get("new_password") or "")
@@ -286,9 +290,10 @@ class Chaos:
         operator rolls back a rotation: clients restarted during it must not break again. When
         the reloader restarted the clients, it restarts them again for the restored Secret."""
         if "pg" in fault.undo:
+            table = self.mysql_servers if self.cluster.spec.deployments[fault.target].kind == "mysql" else self.pg_servers
             for name, old in fault.undo["pg"].items():
-                if name in self.pg_servers:
-                    self.pg_servers[name].users[fault.undo["user"]] = old
+                if name in table:
+                    table[name].users[fault.undo["user"]] = old
             return
         self.cluster.secrets[fault.undo["secret"]][fault.undo["key"]] = fault.undo["old"]
         for server in self._servers_of(fault.target).values():
@@ -348,6 +353,28 @@ class Chaos:
         for data, db, user, record in fault.undo["users"]:
             data.users.setdefault((db, user), record)
 
+    def _start_mysql_revoke_grants(self, fault: ChaosFault, now: float) -> None:
+        """`REVOKE ALL PRIVILEGES ON <database>.* FROM '<user>'@'%'` (every database when none is
+        named) in the target's running servers: the user's next login to that default database
+        fails with 1044, statements on it with 1142."""
+        if self.cluster.spec.deployments[fault.target].kind != "mysql":
+            raise BackendError(f"{fault.kind} needs a mysql target, {fault.target!r} is not one")
+        user, database = str(fault.params.get("user") or ""), fault.params.get("database")
+        servers = {id(s): s for name, s in sorted(self.mysql_servers.items()) if name.startswith(fault.target + "-")}
+        if not servers or not all(user in s.users for s in servers.values()):
+            raise BackendError(f"{fault.kind}: {fault.target} has no running server with a user {user!r}")
+        fault.undo["grants"] = []
+        for server in servers.values():
+            held = server.db_grants.get(user, {})
+            fault.undo["grants"].append((server, user, {db: set(p) for db, p in held.items()}))
+            for db in sorted(held):
+                if database in (None, db):
+                    del held[db]
+
+    def _stop_mysql_revoke_grants(self, fault: ChaosFault, now: float) -> None:
+        for server, user, grants in fault.undo["grants"]:
+            server.db_grants[user] = {db: set(p) for db, p in grants.items()}
+
     def _restart_clients(self, secret: str, now: float) -> None:
         """What a reloader (stakater Reloader, say) does when a Secret changes: a rollout restart
         of every workload whose env reads it (the datastore's own pods are not annotated)."""
@@ -359,7 +386,8 @@ class Chaos:
 
     # --- helpers ---------------------------------------------------------------------------------------
     def _require_datastore(self, fault: ChaosFault) -> None:
-        if self.cluster.spec.deployments[fault.target].kind not in ("datastore", "kafka", "postgres", "memcached", "mongodb"):
+        if self.cluster.spec.deployments[fault.target].kind not in ("datastore", "kafka", "postgres", "memcached", "mongodb",
+                                                                        "mysql"):
             raise BackendError(f"{fault.kind} needs a datastore target, {fault.target!r} is not one")
 
     def _require_redis(self, fault: ChaosFault) -> None:

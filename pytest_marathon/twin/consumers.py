@@ -43,6 +43,7 @@ from pytest_marathon.twin.memcache import (
     MemcachedUsageError,
     parse_settings,
 )
+from pytest_marathon.twin.mysqlstore import MySqlServer
 from pytest_marathon.twin.runtime import CallContext, ContainerExit, _Trace
 from pytest_marathon.twin.sqlstore import PgServer, load_init_sql
 
@@ -80,6 +81,28 @@ def start_data_server(twin: Twin, pod: Pod, dep: DeploymentSpec) -> None:
         twin.pg_servers[pod.name] = PgServer(user, pod.env.get("POSTGRES_PASSWORD", ""),
                                              pod.env.get("POSTGRES_DB", user),
                                              load_init_sql(twin.spec.path, dep.datastore.get("init")))
+
+
+def start_mysql(twin: Twin, pod: Pod, dep: DeploymentSpec) -> None:
+    """A mysqld container starts. With `datastore.volume: true` (Train Ticket's chart enables
+    persistence: a PersistentVolumeClaim at the data directory) it starts on the deployment's
+    data: rows, users, grants and a rotated password survive, only the status counters restart;
+    without a volume the image's entrypoint initialises an empty data directory again (env users
+    and database, then the init script). Replicas on one volume share one server (no
+    replication is modelled)."""
+    for name in [n for n in twin.mysql_servers if n not in twin.cluster.pods]:
+        del twin.mysql_servers[name]
+    kept = twin.mysql_volumes.get(dep.name) if dep.datastore.get("volume") else None
+    if kept is not None:
+        kept.restart()
+        twin.mysql_servers[pod.name] = kept
+        return
+    env = pod.env
+    server = MySqlServer(env.get("MYSQL_ROOT_PASSWORD", ""), env.get("MYSQL_DATABASE", ""), env.get("MYSQL_USER", ""),
+                         env.get("MYSQL_PASSWORD", ""), load_init_sql(twin.spec.path, dep.datastore.get("init")))
+    if dep.datastore.get("volume"):
+        twin.mysql_volumes[dep.name] = server
+    twin.mysql_servers[pod.name] = server
 
 
 def start_memcached(twin: Twin, pod: Pod) -> None:

@@ -23,6 +23,9 @@ from pytest_marathon.twin.mongoclient import (
     server_failure,
 )
 from pytest_marathon.twin.mongostore import Uuid
+from pytest_marathon.twin.mysqlclient import HIKARI_CONNECTION_TIMEOUT_MS, JdbcUrl
+from pytest_marathon.twin.mysqlclient import connect_failure as mysql_connect_failure
+from pytest_marathon.twin.mysqlclient import statement_failure as mysql_statement_failure
 from pytest_marathon.twin.runtime import NETWORK_MS, DialFailure
 from pytest_marathon.twin.sqlstore import Dsn, PgServer, connect_failure
 
@@ -227,6 +230,57 @@ def mongo_run(self: Runtime, ctx: CallContext, uri: MongoUri, db: str, command: 
         "kind": "SPAN_KIND_CLIENT", "start": ctx.now, "duration_ms": round(ms, 3),
         "status": "STATUS_CODE_ERROR" if error else "STATUS_CODE_UNSET",
         "status_message": error.message if error else "", "attributes": attributes, "peer": uri.addr,
+    }, self.spec.deployments[caller.deployment].traced)
+    if error is not None:
+        raise error
+    return result
+
+
+def mysql_run(self: Runtime, ctx: CallContext, url: JdbcUrl, sql: str, params: tuple[Any, ...]) -> tuple[list[dict[str, Any]], int]:
+    """One statement through a JDBC URL: every statement gets its connection anew (no pool kept,
+    see docs/fidelity.md), so a refused dial, a partition or a refused login waits HikariCP's
+    connectionTimeout and fails in the Java stack's words. A DB CLIENT span, `db.system.name=mysql`."""
+    caller = ctx._pod
+    language = self.spec.deployments[caller.deployment].language
+    span_id = ctx._trace.new_span_id()
+    start_ms = ctx._elapsed_ms
+    error: SqlError | None = None
+    result: tuple[list[dict[str, Any]], int] = ([], 0)
+    server, pod, failure = _connect_data_server(self, caller, url.addr, self.mysql_servers)
+    refusal: SqlError | None = None
+    if failure is None:
+        ctx._elapsed_ms += NETWORK_MS + self.edge(caller, pod).delay_ms
+        try:
+            server.authenticate(url.user, url.password, url.database, caller.ip or "%")
+        except SqlError as exc:
+            refusal = exc
+    if failure is not None or refusal is not None:
+        waited = min(HIKARI_CONNECTION_TIMEOUT_MS, max(0.0, ctx._deadline_ms - ctx._elapsed_ms))
+        if language not in ("java", "kotlin"):
+            waited = 0.0 if failure is None or failure.kind != "timeout" else waited
+        ctx._elapsed_ms += waited
+        error = mysql_connect_failure(language, failure.kind if failure else "", failure.ip if failure else "",
+                                      failure.port if failure else 0, url.host, waited, refusal)
+    else:
+        server.threads_connected.add(caller.name)
+        op_ms = float(self.spec.deployments[pod.deployment].datastore.get("op_ms", 0.4))
+        pod.cpu_demand += op_ms / 1000.0 * self.weight
+        ctx._elapsed_ms += op_ms
+        try:
+            result = server.run_as(url.user, caller.ip or "%", url.database, sql, tuple(params))
+        except SqlError as exc:
+            error = mysql_statement_failure(language, exc, sql)
+    ms = ctx._elapsed_ms - start_ms
+    attributes = {"db.system.name": "mysql", "db.namespace": url.database, "server.address": url.host}
+    if error is not None and error.code:
+        attributes["db.response.status_code"] = str(error.code)
+    self._span(ctx._trace, {
+        "trace_id": ctx._trace.trace_id, "span_id": span_id, "parent_span_id": ctx._span_id,
+        "service": caller.deployment, "pod": caller.name, "name": _db_span_name(sql),
+        "kind": "SPAN_KIND_CLIENT", "start": ctx.now, "duration_ms": round(ms, 3),
+        "status": "STATUS_CODE_ERROR" if error else "STATUS_CODE_UNSET",
+        "status_message": error.message.split("\n", 1)[0] if error else "", "attributes": attributes,
+        "peer": url.addr,
     }, self.spec.deployments[caller.deployment].traced)
     if error is not None:
         raise error

@@ -36,6 +36,7 @@ from pytest_marathon.twin.consumers import (
     run_consumers,
     start_data_server,
     start_memcached,
+    start_mysql,
 )
 from pytest_marathon.twin.datastore import RedisServer
 from pytest_marathon.twin.events import EventLog
@@ -44,6 +45,7 @@ from pytest_marathon.twin.langerrors import startup_failure
 from pytest_marathon.twin.load import HTTP_STEP, LoadGenerator
 from pytest_marathon.twin.memcache import MemcachedServer
 from pytest_marathon.twin.mongostore import MongoData, MongoServer, load_init, start_server
+from pytest_marathon.twin.mysqlstore import MySqlServer
 from pytest_marathon.twin.objects import (
     Pod,
     configmap_k8s,
@@ -108,6 +110,9 @@ class _Containers:
         if dep.kind == "mongodb":
             twin.start_mongo(pod, dep)
             return
+        if dep.kind == "mysql":
+            start_mysql(twin, pod, dep)
+            return
         try:
             compiled = twin.registry.compiled(pod.template.image)
             pod.instance = compiled.instantiate(lambda: twin.startup_context(pod))
@@ -156,6 +161,9 @@ class Twin:
         # a mongodb deployment's data directory on its volume (`datastore.volume: true`), which
         # outlives its pods; without a volume every container start begins from the init
         self.mongo_volumes: dict[str, MongoData] = {}
+        self.mysql_servers: dict[str, MySqlServer] = {}
+        # a mysql deployment's server on its volume (`datastore.volume: true`), kept across pods
+        self.mysql_volumes: dict[str, MySqlServer] = {}
         self.consumers = ConsumerState()
         self.down_datastores: set[str] = set()
         self.cluster = Cluster(self.spec, self.seed, self.event_log, _Containers(self),
@@ -166,6 +174,7 @@ class Twin:
         self.runtime.brokers, self.runtime.pg_servers = self.brokers, self.pg_servers
         self.runtime.memcached = self.chaos.memcached = self.memcached
         self.runtime.mongo_servers = self.mongo_servers
+        self.runtime.mysql_servers = self.chaos.mysql_servers = self.mysql_servers
         self.chaos.pg_servers = self.pg_servers
         self.chaos.mongo_servers = self.mongo_servers
         self.cluster.probe_delays = lambda pod: (self.chaos.pod_delay_ms(pod.deployment),

@@ -90,11 +90,13 @@ class HttpError(Exception):
 class SqlError(Exception):
     """A failed statement or connection: `sqlstate` (e.g. `42703`), `message` (the server's text,
     or the driver's for a connection failure) and `kind` (`server`, `auth`, `refused`,
-    `nxdomain`, `timeout`). `str()` is the message."""
+    `nxdomain`, `timeout`). `str()` is the message. `code` is MySQL's error number (1045,
+    1062, ...), 0 for PostgreSQL, which has none."""
 
-    def __init__(self, sqlstate: str, message: str, kind: str = "server") -> None:
+    def __init__(self, sqlstate: str, message: str, kind: str = "server", code: int = 0) -> None:
         super().__init__(sqlstate, message, kind)
         self.sqlstate = str(sqlstate)
+        self.code = int(code)
         self.message = str(message)
         self.kind = str(kind)
 

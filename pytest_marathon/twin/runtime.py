@@ -37,6 +37,7 @@ from pytest_marathon.twin.kafka import Broker, KafkaProducer
 from pytest_marathon.twin.memcache import MemcachedServer
 from pytest_marathon.twin.mongoclient import MongoClient, parse_uri
 from pytest_marathon.twin.mongostore import MongoServer
+from pytest_marathon.twin.mysqlclient import is_jdbc_mysql, parse_jdbc
 from pytest_marathon.twin.objects import Pod
 from pytest_marathon.twin.redis_config import parse_configuration
 from pytest_marathon.twin.sandbox_errors import SandboxError, SandboxLimit, UnknownMethod
@@ -241,11 +242,20 @@ class CallContext:
         return KafkaProducer(send)
 
     def sql(self, dsn: str) -> SqlClient:
-        """A PostgreSQL handle from the DSN (URL or keyword form). Like Go's `sql.Open` and an
+        """A PostgreSQL handle from the DSN (URL or keyword form), or a MySQL one from a JDBC URL
+        (`jdbc:mysql://host:3306/db`, the user and password from SPRING_DATASOURCE_*). Like Go's `sql.Open` and an
         EF Core context it does not connect yet: each statement connects (and authenticates) on the
         server the address resolves to at that moment, so a failure surfaces at the first
         statement (`db.Ping()` is a `SELECT 1`), as the unit-test double's does."""
         rt = self._rt
+        if is_jdbc_mysql(str(dsn)):
+            # a Spring datasource: MySQL, the credentials from SPRING_DATASOURCE_* (mysqlclient.py)
+            url = parse_jdbc(str(dsn), self._pod.env)
+
+            def run_mysql(sql: str, params: tuple[Any, ...]) -> tuple[list[dict[str, Any]], int]:
+                return rt.mysql_run(self, url, sql, params)
+
+            return SqlClient(run_mysql)
         parsed = parse_dsn(str(dsn))
 
         def run(sql: str, params: tuple[Any, ...]) -> tuple[list[dict[str, Any]], int]:
@@ -320,6 +330,7 @@ class Runtime:
         # Kafka brokers and PostgreSQL servers by pod name (the engine fills them at start)
         self.brokers: dict[str, Broker] = {}
         self.pg_servers: dict[str, PgServer] = {}
+        self.mysql_servers: dict[str, Any] = {}
         self.memcached: dict[str, MemcachedServer] = {}
         self.mongo_servers: dict[str, MongoServer] = {}
         self._cluster_ips = {name: f"10.12.{i // 250}.{i % 250 + 10}" for i, name in enumerate(spec.services)}
@@ -831,6 +842,10 @@ class Runtime:
     def sql_run(self, ctx: CallContext, dsn: Any, sql: str, params: tuple[Any, ...]) -> tuple[list[dict[str, Any]], int]:
         from pytest_marathon.twin import dataclients
         return dataclients.sql_run(self, ctx, dsn, sql, params)
+
+    def mysql_run(self, ctx: CallContext, url: Any, sql: str, params: tuple[Any, ...]) -> tuple[list[dict[str, Any]], int]:
+        from pytest_marathon.twin import dataclients
+        return dataclients.mysql_run(self, ctx, url, sql, params)
 
     def mongo_run(self, ctx: CallContext, uri: Any, db: str, command: dict[str, Any]) -> dict[str, Any]:
         from pytest_marathon.twin import dataclients

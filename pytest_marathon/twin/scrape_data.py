@@ -28,6 +28,12 @@
   `mongodb_ss_opcounters{legacy_op_type}` (insert, query, update, delete, getmore, command) and
   `mongodb_ss_asserts{assert_type}` (regular, warning, msg, user, rollovers), counters since the
   mongod started. A server the exporter cannot reach gives `mongodb_up` 0 and nothing else.
+* MySQL: prometheus/mysqld_exporter (`mysqld_exporter.go`: `mysql_up` 0 when the exporter's
+  connection fails, then nothing else; `collector/global_status.go`: SHOW GLOBAL STATUS
+  variables lower-cased under `mysql_global_status_`, `Com_<command>` as
+  `mysql_global_status_commands_total{command}`): `threads_connected` (client pods holding a
+  connection), `aborted_connects` (failed logins) and the select/insert/update/delete commands,
+  counters since mysqld started.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ MEMCACHED_SERIES = ("memcached_current_items", "memcached_current_bytes", "memca
                     "memcached_current_connections", "memcached_items_evicted_total",
                     "memcached_items_reclaimed_total", "memcached_item_too_large_total")
 MONGO_JOB = "mongodb_exporter"
+MYSQL_JOB = "mysqld_exporter"
 MONGO_SERIES = ("mongodb_ss_connections", "mongodb_ss_opcounters", "mongodb_ss_asserts")
 
 
@@ -88,6 +95,8 @@ def scrape_data_servers(twin: Twin, t: float) -> None:
             _scrape_memcached(twin, t, name)
         elif dep.kind == "mongodb":
             scrape_mongo(twin, t, name)
+        elif dep.kind == "mysql":
+            scrape_mysql(twin, t, name)
         elif dep.kind == "postgres":
             service = next((s for s in sorted(twin.spec.services.values(), key=lambda s: s.name) if s.selector == name), None)
             target = f"{service.name}:{service.port}" if service else f"{name}:5432"
@@ -147,3 +156,22 @@ def scrape_mongo(twin: Twin, t: float, name: str) -> None:
         ((*ids, ("legacy_op_type", op)), float(n)) for op, n in server.opcounters.items()])
     tel.gauge_set(t, "mongodb_ss_asserts", name, [
         ((*ids, ("assert_type", kind)), float(n)) for kind, n in server.asserts.items()])
+
+
+def scrape_mysql(twin: Twin, t: float, name: str) -> None:
+    tel = twin.telemetry
+    service = next((s for s in sorted(twin.spec.services.values(), key=lambda s: s.name) if s.selector == name), None)
+    ids = (("job", MYSQL_JOB), ("instance", f"{service.name}:{service.port}" if service else f"{name}:3306"))
+    pod = _serving_pod(twin, name, twin.mysql_servers)
+    tel.gauge(t, "mysql_up", ids, 0.0 if pod is None else 1.0)
+    if pod is None:
+        for metric in ("mysql_global_status_threads_connected", "mysql_global_status_aborted_connects"):
+            tel.absent(t, metric, ids)
+        tel.gauge_set(t, "mysql_global_status_commands_total", name, [])
+        return
+    server = twin.mysql_servers[pod.name]
+    clients = sum(1 for p in server.threads_connected if p in twin.cluster.pods and twin.cluster.pods[p].running)
+    tel.gauge(t, "mysql_global_status_threads_connected", ids, float(clients))
+    tel.gauge(t, "mysql_global_status_aborted_connects", ids, float(server.aborted_connects))
+    tel.gauge_set(t, "mysql_global_status_commands_total", name, [
+        ((*ids, ("command", command)), float(count)) for command, count in sorted(server.commands.items())])

@@ -197,18 +197,26 @@ class PgServer:
     def run(self, user: str, sql: str, params: tuple[Any, ...]) -> tuple[list[dict[str, Any]], int]:
         """One statement in its own transaction: (rows, rows affected)."""
         self._user, self._denied = user, None
-        text = translate_placeholders(sql)
+        text = self._translate(sql)
         try:
             cursor = self._db.execute(text, tuple(params))
             columns = [d[0] for d in cursor.description or ()]
             rows = [dict(zip(columns, row, strict=False)) for row in cursor.fetchall()]
         except sqlite3.Error as exc:
             self.xact_rollback += 1
-            raise self._pg_error(exc, text) from None
+            raise self._error(exc, text) from None
         finally:
             self._user = self.superuser
         self.xact_commit += 1
         return rows, (cursor.rowcount if cursor.rowcount >= 0 else len(rows))
+
+    def _translate(self, sql: str) -> str:
+        """The statement as SQLite runs it (a MySQL flavour overrides this)."""
+        return translate_placeholders(sql)
+
+    def _error(self, exc: sqlite3.Error, sql: str) -> SqlError:
+        """SQLite's failure in the server's words (a MySQL flavour overrides this)."""
+        return self._pg_error(exc, sql)
 
     def _pg_error(self, exc: sqlite3.Error, sql: str) -> SqlError:
         text = str(exc)
