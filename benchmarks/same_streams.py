@@ -34,12 +34,14 @@ print(record_marathon(RunConfig(app=app, agent=agent, seed=seed, scenario="marat
 """
 
 
-def record(python: str, app: str, agent: str, seed: int, out: Path) -> Path:
-    """Record one marathon with `python`; bytecode goes to a private cache so that a read-only
-    reference checkout is never written to."""
+def record(python: str, app: str, agent: str, seed: int, out: Path, path: str | None = None) -> Path:
+    """Record one marathon with `python` (and `path` first on its import path, if given);
+    bytecode goes to a private cache so that a read-only reference checkout is never written to."""
     out.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, PYTHONPYCACHEPREFIX=str(out / "pycache"))
     env.pop("PYTHONPATH", None)
+    if path:
+        env["PYTHONPATH"] = path
     done = subprocess.run(
         [python, "-c", _RECORD, app, agent, str(seed), str(out)],
         env=env, cwd=out, check=True, capture_output=True, text=True,
@@ -77,6 +79,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reference-python", required=True)
     parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--path", default=None,
+                        help="put this folder first on our side's import path (a snapshot of the code)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--runs", nargs="+", default=list(DEFAULT_RUNS))
     parser.add_argument("--keep", type=Path, default=None, help="record into this folder")
@@ -93,7 +97,7 @@ def main() -> int:
             ours_dir = root / "here" / tag
             if ours_dir.exists():
                 subprocess.run(["rm", "-rf", str(ours_dir)], check=True)
-            ours = record(args.python, app, agent, seed, ours_dir)
+            ours = record(args.python, app, agent, seed, ours_dir, args.path)
             diffs = stream_differences(ours, theirs)
             failed += bool(diffs)
             print(f"{tag}: {'identical streams' if not diffs else 'DIFFERENT'}", flush=True)

@@ -169,7 +169,12 @@ class Telemetry:
             if pod is not None:
                 self._pod_series.setdefault(pod, []).append(series)
             return
-        series.append(t, value)
+        times = series.times
+        if times and t <= times[-1]:
+            series.append(t, value)  # not a new time: Series.append decides
+        else:
+            times.append(t)
+            series.values.append(value)
 
     def retire_pods(self, t: float, live: set[str]) -> None:
         """Mark every series of a pod that no longer exists stale at t.
@@ -198,7 +203,12 @@ class Telemetry:
         if handles is not None:
             # The usual scrape: the histogram's series exist, in bucket, _sum, _count order.
             for series, value in zip(handles, (*hist.cumulative(), hist.total, hist.count)):
-                series.append(t, value)
+                times = series.times
+                if times and t <= times[-1]:
+                    series.append(t, value)  # not a new time: Series.append decides
+                else:
+                    times.append(t)
+                    series.values.append(value)
             return
         names = []
         for bound, value in zip((*hist.bounds, float("inf")), hist.cumulative()):
