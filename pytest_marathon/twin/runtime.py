@@ -677,7 +677,8 @@ class Runtime:
             return None
         if zone and deployment in self._prefer_close:
             # trafficDistribution: PreferClose: the caller's zone while it has a ready endpoint
-            local = [p for p in ready if self.zone_of(p) == zone]
+            nodes = self.cluster.nodes  # zone_of inlined: this filter runs on every call
+            local = [p for p in ready if (node := nodes.get(p.node)) is not None and node.zone == zone]
             ready = local or ready
         turn = self._round_robin.get(deployment, 0)
         self._round_robin[deployment] = turn + 1

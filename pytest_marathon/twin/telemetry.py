@@ -64,6 +64,8 @@ class Telemetry:
         self._spans: dict[spanmetrics.SeriesKey, Histogram] = {}
         self._grpc_hists: dict[tuple[Any, ...], Histogram] = {}
         self._span_order: list[spanmetrics.SeriesKey] = []  # _spans' keys sorted (keys are only added)
+        # per key of _span_order: its histogram and series (calls, buckets, _sum, _count), once known
+        self._span_rows: list[tuple[Histogram, list[Series]] | None] = []
         self._entry_span: dict[str, Any] | None = None
         self._groups: dict[tuple[str, str], set[tuple[tuple[str, str], ...]]] = {}
         self._handles: dict[tuple[str, tuple[tuple[str, str], ...]], Series] = {}
@@ -193,10 +195,26 @@ class Telemetry:
         (the connector's default `AGGREGATION_TEMPORALITY_CUMULATIVE`, no `metrics_expiration`)."""
         if len(self._span_order) != len(self._spans):
             self._span_order = sorted(self._spans)
-        for labels in self._span_order:
-            hist = self._spans[labels]
-            self._append(spanmetrics.CALLS, labels, t, hist.count)
-            self._emit_hist(t, spanmetrics.DURATION, hist, labels)
+            self._span_rows = [None] * len(self._span_order)
+        rows = self._span_rows
+        for i, labels in enumerate(self._span_order):
+            row = rows[i]
+            if row is None:
+                hist = self._spans[labels]
+                self._append(spanmetrics.CALLS, labels, t, hist.count)
+                self._emit_hist(t, spanmetrics.DURATION, hist, labels)
+                rows[i] = (hist, [self._handles[(spanmetrics.CALLS, labels)],
+                                  *self._hist_handles[(spanmetrics.DURATION, labels)]])
+                continue
+            # The usual scrape: the calls series, then the histogram's, as the branch above.
+            hist, handles = row
+            for series, value in zip(handles, (hist.count, *hist.cumulative(), hist.total, hist.count)):
+                times = series.times
+                if times and t <= times[-1]:
+                    series.append(t, value)  # not a new time: Series.append decides
+                else:
+                    times.append(t)
+                    series.values.append(value)
 
     def _emit_hist(self, t: float, prefix: str, hist: Histogram, base: tuple[tuple[str, str], ...]) -> None:
         handles = self._hist_handles.get((prefix, base))
