@@ -23,11 +23,13 @@ LabelSet = tuple[tuple[str, str], ...]
 
 _STALE_BITS = 0x7FF0000000000002
 STALE_NAN: float = struct.unpack("<d", struct.pack("<Q", _STALE_BITS))[0]
+_PACK_DOUBLE = struct.Struct("<d").pack
+_STALE_BYTES = _PACK_DOUBLE(STALE_NAN)
 
 
 def is_stale(value: float) -> bool:
     """True for Prometheus' staleness marker (a NaN with a fixed payload, unlike other NaNs)."""
-    return math.isnan(value) and struct.unpack("<Q", struct.pack("<d", value))[0] == _STALE_BITS
+    return math.isnan(value) and _PACK_DOUBLE(value) == _STALE_BYTES
 
 
 def label_key(name: str, labels: Mapping[str, str]) -> LabelSet:

@@ -13,6 +13,7 @@ maps each behaviour to its upstream source.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
@@ -32,6 +33,10 @@ from pytest_marathon.twin.objects import (
     timestamp,
 )
 from pytest_marathon.twin.quantities import parse_cpu, parse_memory
+
+# Limits are read on every request and every tick, and a template holds a handful of strings.
+_cores = functools.lru_cache(maxsize=4096, typed=True)(parse_cpu)
+_bytes = functools.lru_cache(maxsize=4096, typed=True)(parse_memory)
 
 POD_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 # kubelet crash-loop and image-pull back-off: flowcontrol.NewBackOff(10s, MaxContainerBackOff=300s)
@@ -91,6 +96,11 @@ class Cluster:
         # each deployment's pods sorted by name (rebuilt when one is added or removed): a
         # Service's endpoints are looked up on every call between services
         self._by_name: dict[str, list[Pod]] = {}
+        # each deployment's pods in creation order (the order of `pods`), and every pod sorted by
+        # name, rebuilt on the same changes: the controllers read them every tick, and a scan of
+        # all pods per deployment or ReplicaSet grows with the square of the app's size
+        self._by_deployment: dict[str, list[Pod]] = {}
+        self._sorted: list[Pod] | None = None
         self.down_listeners: set[str] = set()
         # Other controllers acting on the cluster each reconcile, before it (a chaos schedule
         # that keeps killing pods while it lasts).
@@ -114,10 +124,18 @@ class Cluster:
     def pods_of(self, deployment: str) -> list[Pod]:
         """The deployment's active pods (a terminating pod is no longer counted, as the
         ReplicaSet controller's FilterActivePods)."""
-        return [p for p in self.pods.values() if p.deployment == deployment and not p.terminating]
+        return [p for p in self._created(deployment) if not p.terminating]
 
     def ready_pods(self, deployment: str) -> list[Pod]:
-        return [p for p in self.pods.values() if p.deployment == deployment and p.ready]
+        return [p for p in self._created(deployment) if p.ready]
+
+    def _created(self, deployment: str) -> list[Pod]:
+        """The deployment's pods, terminating ones too, in creation order (do not change the list)."""
+        pods = self._by_deployment.get(deployment)
+        if pods is None:
+            pods = self._by_deployment[deployment] = [
+                p for p in self.pods.values() if p.deployment == deployment]
+        return pods
 
     def pods_by_name(self, deployment: str) -> list[Pod]:
         """The deployment's pods, terminating ones too, sorted by name (do not change the list)."""
@@ -129,10 +147,22 @@ class Cluster:
 
     def _forget(self, pod: Pod) -> None:
         self.pods.pop(pod.name, None)
+        self._changed(pod)
+
+    def _changed(self, pod: Pod) -> None:
+        """A pod was added or removed: the indexes holding it are rebuilt when next read."""
         self._by_name.pop(pod.deployment, None)
+        self._by_deployment.pop(pod.deployment, None)
+        self._sorted = None
+
+    def _all_by_name(self) -> list[Pod]:
+        """Every pod sorted by name (do not change the list)."""
+        if self._sorted is None:
+            self._sorted = sorted(self.pods.values(), key=lambda p: p.name)
+        return self._sorted
 
     def limit_bytes(self, pod: Pod) -> int:
-        return parse_memory(pod.template.resources["limits"]["memory"])
+        return _bytes(pod.template.resources["limits"]["memory"])
 
     def limit_cores(self, pod: Pod) -> float:
         """The CPU a container gets per CFS period. The kubelet never writes a quota below 1 ms per
@@ -141,7 +171,7 @@ class Cluster:
         cpu = pod.template.resources["limits"].get("cpu")
         if cpu is None:  # no CPU limit: the container may use the whole node
             return self.nodes[pod.node].cpu
-        return max(parse_cpu(cpu), 0.01)
+        return max(_cores(cpu), 0.01)
 
     # --- spec changes (a new revision each) ---------------------------------------------------
     def change_template(self, name: str, template: PodTemplate, change_cause: str, now: float) -> ReplicaSet:
@@ -198,7 +228,7 @@ class Cluster:
             self._node_lifecycle(node, now)
         for dep in self.deployments.values():
             self._rollout(dep, now)
-        for pod in sorted(self.pods.values(), key=lambda p: p.name):
+        for pod in self._all_by_name():
             self._pod_lifecycle(pod, now)
         for dep in self.deployments.values():
             self._progress(dep, now)
@@ -289,7 +319,7 @@ class Cluster:
             self._scale_rs(dep, rs, 0, now)
             self._sync_pods(rs, now)
         # recreate.go waits until no old pod is running, terminating ones included
-        if any(p.replica_set != current.name for p in self.pods.values() if p.deployment == dep.name):
+        if any(p.replica_set != current.name for p in self._created(dep.name)):
             return
         self._scale_rs(dep, current, dep.replicas, now)
         self._sync_pods(current, now)
@@ -298,7 +328,7 @@ class Cluster:
         """The ReplicaSet controller (pkg/controller/replicaset/replica_set.go manageReplicas):
         active pods only; SuccessfulCreate/SuccessfulDelete come from RealPodControl
         (pkg/controller/controller_utils.go)."""
-        mine = [p for p in self.pods.values() if p.replica_set == rs.name and not p.terminating]
+        mine = [p for p in self._created(rs.deployment) if p.replica_set == rs.name and not p.terminating]
         if len(mine) > rs.replicas:
             mine.sort(key=lambda p: (p.ready, -p.created_at, p.name))
             for pod in mine[: len(mine) - rs.replicas]:
@@ -328,7 +358,7 @@ class Cluster:
             grace_seconds=self.spec.deployments[rs.deployment].termination_grace_seconds,
         )
         self.pods[name] = pod
-        self._by_name.pop(pod.deployment, None)
+        self._changed(pod)
         self.events.add(now, "Normal", "SuccessfulCreate", "ReplicaSet", rs.name, f"Created pod: {name}")
         self.events.add(now, "Normal", "Scheduled", "Pod", name,
                         f"Successfully assigned {self.namespace}/{name} to {node.name}")
@@ -649,7 +679,7 @@ class Cluster:
         old = sorted((rs for rs in dep.replica_sets if rs is not current), key=lambda r: r.revision)
         excess = len(old) - dep.revision_history_limit
         for rs in old[:max(0, excess)]:
-            if rs.replicas == 0 and not any(p.replica_set == rs.name for p in self.pods.values()):
+            if rs.replicas == 0 and not any(p.replica_set == rs.name for p in self._created(dep.name)):
                 dep.replica_sets.remove(rs)
 
     def set_node_ready(self, name: str, ready: bool, now: float) -> None:

@@ -339,6 +339,7 @@ class Runtime:
         self._prefer_close = {svc.selector for svc in spec.services.values()
                               if svc.traffic_distribution == "PreferClose"}
         self._flag_cache: tuple[str, dict[str, Any]] | None = None
+        self._addresses: dict[tuple[str, str], tuple[str, str, int | None]] = {}
 
     def cluster_ip(self, service: str) -> str:
         return self._cluster_ips[service]
@@ -642,17 +643,12 @@ class Runtime:
 
     def resolve(self, caller: Pod, addr: str) -> tuple[str, Pod | None, DialFailure | None]:
         """(peer deployment or unresolved host, chosen pod, why no connection can be made)."""
-        host, sep, port_text = addr.rpartition(":")
-        if not sep or not host:
-            # no port: grpc's DNS resolver and redis clients dial their default port
-            host, port_text = addr, "443"
-        svc = self.service_for(host)
+        host, service_name, port = self._parse_address(addr)
+        svc = self.spec.services.get(service_name)
         if svc is None or not host:
             return host, None, DialFailure("nxdomain", host=host, addr=addr)
         ip = self.cluster_ip(svc.name)
-        try:
-            port = int(port_text)
-        except ValueError:
+        if port is None:
             return svc.selector, None, DialFailure("nxdomain", host=host, addr=addr)
         if port != svc.port:
             # iptables kube-proxy has no rule for a port the Service does not define: the SYN to
@@ -673,6 +669,9 @@ class Runtime:
     def service_for(self, host: str) -> Any:
         """The Service a host name resolves to in the app's namespace (short, `.svc` or
         `.svc.cluster.local` forms), or None (the name does not resolve)."""
+        return self.spec.services.get(self._service_name(host))
+
+    def _service_name(self, host: str) -> str:
         service_name = host
         for suffix in CLUSTER_SUFFIXES:
             if service_name.endswith(suffix):
@@ -680,7 +679,27 @@ class Runtime:
         ns_suffix = "." + self.spec.namespace
         if service_name.endswith(ns_suffix):
             service_name = service_name[: -len(ns_suffix)]
-        return self.spec.services.get(service_name)
+        return service_name
+
+    def _parse_address(self, addr: str) -> tuple[str, str, int | None]:
+        """(host, Service name it names, port or None when not a number) of a dialled address;
+        the few addresses of an app are dialled on every call, so each is parsed once."""
+        key = (addr, self.spec.namespace)
+        parsed = self._addresses.get(key)
+        if parsed is not None:
+            return parsed
+        host, sep, port_text = addr.rpartition(":")
+        if not sep or not host:
+            # no port: grpc's DNS resolver and redis clients dial their default port
+            host, port_text = addr, "443"
+        try:
+            port: int | None = int(port_text)
+        except ValueError:
+            port = None
+        if len(self._addresses) >= 4096:  # service code may dial addresses of its own making
+            self._addresses.clear()
+        parsed = self._addresses[key] = (host, self._service_name(host), port)
+        return parsed
 
     def is_down(self, pod: Pod) -> bool:
         """The server process in `pod` is stopped (a datastore outage of its deployment or of
@@ -707,7 +726,8 @@ class Runtime:
             return None
         if zone and deployment in self._prefer_close:
             # trafficDistribution: PreferClose: the caller's zone while it has a ready endpoint
-            local = [p for p in ready if self.zone_of(p) == zone]
+            nodes = self.cluster.nodes  # zone_of inlined: this filter runs on every call
+            local = [p for p in ready if (node := nodes.get(p.node)) is not None and node.zone == zone]
             ready = local or ready
         turn = self._round_robin.get(deployment, 0)
         self._round_robin[deployment] = turn + 1

@@ -62,6 +62,10 @@ class Telemetry:
         self._trace_index: dict[str, dict[str, Any]] = {}
         self.sli: list[SliSample] = []
         self._spans: dict[spanmetrics.SeriesKey, Histogram] = {}
+        self._grpc_hists: dict[tuple[Any, ...], Histogram] = {}
+        self._span_order: list[spanmetrics.SeriesKey] = []  # _spans' keys sorted (keys are only added)
+        # per key of _span_order: its histogram and series (calls, buckets, _sum, _count), once known
+        self._span_rows: list[tuple[Histogram, list[Series]] | None] = []
         self._entry_span: dict[str, Any] | None = None
         self._groups: dict[tuple[str, str], set[tuple[tuple[str, str], ...]]] = {}
         self._handles: dict[tuple[str, tuple[tuple[str, str], ...]], Series] = {}
@@ -105,9 +109,19 @@ class Telemetry:
             return
         attributes = span.get("attributes") or {}
         if "rpc.grpc.status_code" in attributes:
-            labels = spanmetrics.grpc_labels(span)
-        else:  # producer, consumer and database spans (twin/dataclients.py, twin/consumers.py)
-            labels = spanmetrics.messaging_labels(span)
+            # Most spans of a run repeat a few label sets: find the histogram by the span's raw
+            # fields (what grpc_labels reads) before rendering its labels.
+            kind = span["kind"]
+            raw = (span["service"], name, kind, span["status"], attributes["rpc.grpc.status_code"],
+                   span.get("peer") if kind == "SPAN_KIND_CLIENT" else None)
+            hist = self._grpc_hists.get(raw)
+            if hist is None:
+                hist = self._grpc_hists[raw] = _hist(self._spans, spanmetrics.grpc_labels(span),
+                                                     spanmetrics.BUCKETS_MS)
+            hist.observe(float(span["duration_ms"]), weight)
+            return
+        # producer, consumer and database spans (twin/dataclients.py, twin/consumers.py)
+        labels = spanmetrics.messaging_labels(span)
         _hist(self._spans, labels, spanmetrics.BUCKETS_MS).observe(float(span["duration_ms"]), weight)
 
     def add_trace(self, trace_id: str, t: float, route: str, spans: list[dict[str, Any]], status: int) -> None:
@@ -157,7 +171,12 @@ class Telemetry:
             if pod is not None:
                 self._pod_series.setdefault(pod, []).append(series)
             return
-        series.append(t, value)
+        times = series.times
+        if times and t <= times[-1]:
+            series.append(t, value)  # not a new time: Series.append decides
+        else:
+            times.append(t)
+            series.values.append(value)
 
     def retire_pods(self, t: float, live: set[str]) -> None:
         """Mark every series of a pod that no longer exists stale at t.
@@ -174,17 +193,40 @@ class Telemetry:
     def scrape_requests(self, t: float, rpc_services: dict[str, str] | None = None) -> None:
         """The collector's Prometheus endpoint: every span-metrics series, cumulative since start
         (the connector's default `AGGREGATION_TEMPORALITY_CUMULATIVE`, no `metrics_expiration`)."""
-        for labels in sorted(self._spans):
-            hist = self._spans[labels]
-            self._append(spanmetrics.CALLS, labels, t, hist.count)
-            self._emit_hist(t, spanmetrics.DURATION, hist, labels)
+        if len(self._span_order) != len(self._spans):
+            self._span_order = sorted(self._spans)
+            self._span_rows = [None] * len(self._span_order)
+        rows = self._span_rows
+        for i, labels in enumerate(self._span_order):
+            row = rows[i]
+            if row is None:
+                hist = self._spans[labels]
+                self._append(spanmetrics.CALLS, labels, t, hist.count)
+                self._emit_hist(t, spanmetrics.DURATION, hist, labels)
+                rows[i] = (hist, [self._handles[(spanmetrics.CALLS, labels)],
+                                  *self._hist_handles[(spanmetrics.DURATION, labels)]])
+                continue
+            # The usual scrape: the calls series, then the histogram's, as the branch above.
+            hist, handles = row
+            for series, value in zip(handles, (hist.count, *hist.cumulative(), hist.total, hist.count)):
+                times = series.times
+                if times and t <= times[-1]:
+                    series.append(t, value)  # not a new time: Series.append decides
+                else:
+                    times.append(t)
+                    series.values.append(value)
 
     def _emit_hist(self, t: float, prefix: str, hist: Histogram, base: tuple[tuple[str, str], ...]) -> None:
         handles = self._hist_handles.get((prefix, base))
         if handles is not None:
             # The usual scrape: the histogram's series exist, in bucket, _sum, _count order.
             for series, value in zip(handles, (*hist.cumulative(), hist.total, hist.count)):
-                series.append(t, value)
+                times = series.times
+                if times and t <= times[-1]:
+                    series.append(t, value)  # not a new time: Series.append decides
+                else:
+                    times.append(t)
+                    series.values.append(value)
             return
         names = []
         for bound, value in zip((*hist.bounds, float("inf")), hist.cumulative()):

@@ -23,6 +23,10 @@ from pytest_marathon.alerting.promql.reductions import (
 )
 from pytest_marathon.alerting.promql.values import NAME, Labels, PromQLError, Sample, Vector, _with
 
+#: Entries kept by identity before the memo starts over (only label tuples made afresh at each
+#: evaluation, by an operator upstream, would ever fill it).
+_BY_ID_CAP = 65536
+
 
 class _Aggregate(_Node):
     def __init__(
@@ -42,6 +46,8 @@ class _Aggregate(_Node):
         self.key = f"agg:{text}"
         # Label sets repeat every evaluation: remember each one's group.
         self._keys: dict[Labels, Labels] = {}
+        self._groups: dict[Labels, Labels] = {}  # one object per distinct group
+        self._by_id: dict[int, tuple[Labels, Labels]] = {}
 
     def _group_key(self, labels: Labels) -> Labels:
         key = self._keys.get(labels)
@@ -53,19 +59,34 @@ class _Aggregate(_Node):
             self._keys[labels] = key
         return key
 
+    def _canonical_group(self, labels: Labels) -> Labels:
+        key = self._group_key(labels)
+        return self._groups.setdefault(key, key)
+
     def _evaluate(self, ctx: _Context) -> Vector:
         vector: Vector = self.expr.evaluate(ctx)
         op = self.op
         if op == "sum":
             # The hot path of every ratio rule: accumulate in input order, as Prometheus does.
-            totals: dict[Labels, float] = {}
-            known = self._keys
+            # A selector hands out the same label tuples at every evaluation, so each one's
+            # group is found by identity (hashing a label tuple is the cost of a dict lookup),
+            # and groups are canonical objects, so the running totals are keyed by identity too.
+            by_id = self._by_id
+            if len(by_id) > _BY_ID_CAP:  # label tuples made afresh at every evaluation
+                by_id.clear()
+            totals: dict[int, list[Any]] = {}
             for labels, v in vector:
-                key = known.get(labels)
-                if key is None:
-                    key = self._group_key(labels)
-                totals[key] = totals.get(key, 0.0) + v
-            return list(totals.items())
+                hit = by_id.get(id(labels))
+                if hit is None or hit[0] is not labels:
+                    # holding `labels` keeps its id from being reused while the entry lives
+                    hit = by_id[id(labels)] = (labels, self._canonical_group(labels))
+                key = hit[1]
+                slot = totals.get(id(key))
+                if slot is None:
+                    totals[id(key)] = [key, 0.0 + v]
+                else:
+                    slot[1] += v
+            return [(key, total) for key, total in totals.values()]
         param = self.param.evaluate(ctx) if self.param is not None else None
         groups: dict[Labels, list[Sample]] = {}
         for sample in vector:

@@ -16,6 +16,7 @@ from pytest_marathon.alerting.promql.values import (
     _COMPARISON,
     _SET_OPS,
     NAME,
+    ByIdentity,
     Labels,
     PromQLError,
     Sample,
@@ -50,6 +51,8 @@ class _Binary(_Node):
         self.include = include
         self.key = f"bin:{text}"
         self.kind = "scalar" if lhs.kind == rhs.kind == "scalar" else "vector"
+        self._signature = ByIdentity(self._signature_of)
+        self._drop_name = ByIdentity(drop_name)
 
     def _evaluate(self, ctx: _Context) -> Any:
         left = self.lhs.evaluate(ctx)
@@ -75,16 +78,17 @@ class _Binary(_Node):
             for labels, v in vector:
                 keep = compare(scalar, v) if swapped else compare(v, scalar)
                 if self.return_bool:
-                    out.append((drop_name(labels), 1.0 if keep else 0.0))
+                    out.append((self._drop_name(labels), 1.0 if keep else 0.0))
                 elif keep:
                     out.append((labels, v))
             return out
         fn = _ARITHMETIC[op]
+        without_name = self._drop_name
         for labels, v in vector:
-            out.append((drop_name(labels), fn(scalar, v) if swapped else fn(v, scalar)))
+            out.append((without_name(labels), fn(scalar, v) if swapped else fn(v, scalar)))
         return out
 
-    def _signature(self, labels: Labels) -> Labels:
+    def _signature_of(self, labels: Labels) -> Labels:
         if self.on:
             return tuple(kv for kv in labels if kv[0] in self.matching)
         return tuple(kv for kv in labels if kv[0] not in self.matching and kv[0] != NAME)

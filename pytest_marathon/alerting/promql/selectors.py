@@ -89,10 +89,13 @@ class _VectorSelector(_Node):
         t = ctx.t - self.offset
         out: Vector = []
         lookback = LOOKBACK_SECONDS
+        oldest = t - lookback
         for labels, _, series, _ in self.series(ctx.engine):
             times = series.times
-            hi = bisect_right(times, t)
-            if hi == 0 or times[hi - 1] <= t - lookback:
+            if not times or times[-1] <= oldest:
+                continue  # nothing in the lookback window (a deleted pod's series, say)
+            hi = len(times) if times[-1] <= t else bisect_right(times, t)
+            if hi == 0 or times[hi - 1] <= oldest:
                 continue
             v = series.values[hi - 1]
             if v != v and is_stale(v):
@@ -133,6 +136,10 @@ class _MatrixSelector(_Node):
         append = out.append
         for _, labels, series, aux in self.selector.series(ctx.engine):
             times = series.times
+            if times[-1] <= start:
+                # Nothing inside the window (a deleted pod's series, ended by its stale marker):
+                # skip it before any upkeep; its running state is checked again on the next visit.
+                continue
             values = series.values
             n = len(values)
             newest = values[-1]
@@ -146,7 +153,8 @@ class _MatrixSelector(_Node):
             elif seen != n or not (newest == aux.newest or _same(newest, aux.newest)):
                 aux.refresh(series)
             lo = bisect_right(times, start)
-            hi = bisect_right(times, end, lo)
+            # Rules run at the newest scrape, so the window usually ends past the last sample.
+            hi = n if times[-1] <= end else bisect_right(times, end, lo)
             if hi - lo < 2:
                 continue
             if aux.last_stale < lo and (not counter or aux.last_reset <= lo):

@@ -29,6 +29,33 @@ class PromQLError(ValueError):
 # label helpers
 
 
+class ByIdentity:
+    """A function of label tuples remembered per tuple object.
+
+    Selectors and aggregations hand out the same label tuples at every evaluation, and hashing
+    a tuple of label pairs (which Python never caches) is what a dict keyed by labels costs, so
+    results are found by the tuple's identity; an entry holds its tuple, so the id cannot be
+    reused while the entry lives. Tuples made afresh at every evaluation only cost a miss, and
+    the table starts over once it holds `cap` of them."""
+
+    __slots__ = ("fn", "table", "cap")
+
+    def __init__(self, fn: Callable[[Labels], Labels], cap: int = 65536) -> None:
+        self.fn = fn
+        self.table: dict[int, tuple[Labels, Labels]] = {}
+        self.cap = cap
+
+    def __call__(self, labels: Labels) -> Labels:
+        hit = self.table.get(id(labels))
+        if hit is not None and hit[0] is labels:
+            return hit[1]
+        if len(self.table) >= self.cap:
+            self.table.clear()
+        value = self.fn(labels)
+        self.table[id(labels)] = (labels, value)
+        return value
+
+
 def drop_name(labels: Labels) -> Labels:
     if labels and any(k == NAME for k, _ in labels):
         return tuple(kv for kv in labels if kv[0] != NAME)
