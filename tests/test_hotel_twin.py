@@ -83,6 +83,13 @@ def test_revoked_roles_crash_loop_geo_once_it_restarts_and_searches_fail() -> No
             in lines[1])
     assert not twin.probe({"kind": "request", "route": "/hotels", "max_seconds": 2.5})
     assert twin.probe({"kind": "request", "route": "/recommendations", "max_seconds": 2.5})
+    # search returns geo's dial error as is; the frontend answers 500 with grpc-go's status text
+    failed = [t for t in twin.traces(since=60.0, limit=500) if t["error"] and t["route"] == "search"]
+    top = twin.trace(failed[-1]["trace_id"])["spans"][0]
+    assert top["name"] == "GET /hotels"
+    assert top["status_message"].startswith('INTERNAL: rpc error: code = Unavailable desc = connection error: desc = '
+                                            '"transport: Error while dialing: dial tcp ')
+    assert top["status_message"].endswith(':8083: connect: connection refused"')
     geo = next(p for p in twin.resources("pods") if p["metadata"]["name"].startswith("geo-"))
     status = geo["status"]["containerStatuses"][0]
     assert status["restartCount"] >= 2 and not status["ready"]
