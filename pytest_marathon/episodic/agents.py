@@ -53,6 +53,8 @@ class OracleAgent:
             return []
         if fault.kind == "flag":
             return [f"kubectl get configmap flagd-config -n {ns} -o json", "<flag patch>"]
+        if fault.kind == "chaos":
+            return [command.replace("{ns}", ns) for command in fault.repairs]
         from pytest_marathon.faults import load_catalog
 
         entry = load_catalog(self.problem.app).get(fault.name)

@@ -8,7 +8,9 @@ list and nothing at 1. Analysis needs both the system level and the fault type.
 Mitigation is stricter than AIOpsLab's: its evaluators check only that every pod is running and
 ready (aiopslab/orchestrator/problems/*/`eval` of the Mitigation classes), which a flag fault never
 breaks, so submitting at once would pass. Here the fault's effect must be gone as well: the flag
-back at its healthy variant, or the catalog entry's own symptom probe passing. Those two checks are
+back at its healthy variant, the catalog entry's own symptom probe passing, or for a chaos
+fault (HotelReservation's MongoDB problems) its check probe passing: a search through the frontend
+answered again. Those two checks are
 taken on the live system and recorded in the bundle's `probes` stream; the verdict is computed from
 the bundle alone (`judge`), so a score can be recomputed by anyone holding it.
 """
@@ -83,6 +85,8 @@ def mitigation_checks(problem: Problem, backend: Any, entry: Any = None) -> dict
         gone = True
     elif fault.kind == "flag":
         gone = backend.feature_flags().get(fault.name) == fault.healthy
+    elif fault.kind == "chaos":
+        gone = fault.check is not None and bool(backend.probe(dict(fault.check)))
     else:
         gone = bool(backend.probe(dict(entry.probe))) if entry is not None else False
     return {"pods_healthy": healthy, "unhealthy_pods": bad, "fault_effect_gone": gone}

@@ -14,6 +14,7 @@ TASKS); localization is the entry's workload, analysis its category's system lev
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 TASKS = ("detection", "localization", "analysis", "mitigation")
 
@@ -35,10 +36,17 @@ CATEGORY_ANALYSIS: dict[str, tuple[str, str]] = {
 class Fault:
     """How a problem's fault is put in place at t = 0 and what undoing it means."""
 
-    kind: str  # "flag": set a flagd flag's default variant; "catalog": inject a catalog entry
-    name: str  # the flag, or the catalog entry id
+    kind: str  # "flag": set a flagd flag's default variant; "catalog": inject a catalog entry;
+    #            "chaos": start twin chaos faults (AIOpsLab's injector steps as the twin does them)
+    name: str  # the flag, the catalog entry id, or the AIOpsLab fault type
     value: str = ""  # the flag's faulty variant
     healthy: str = ""  # the flag's variant when the fault is gone
+    #: kind "chaos": (chaos kind, target, params) started in order at t = 0
+    steps: tuple[Any, ...] = ()
+    #: kind "chaos": the probe that passes once the fault's effect is gone (judged with pods healthy)
+    check: dict[str, Any] | None = None
+    #: kind "chaos": the kubectl commands that undo it (`{ns}`: the namespace), what the oracle runs
+    repairs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -96,15 +104,98 @@ def _flag_problems() -> list[Problem]:
     return out
 
 
+HOTEL = "hotelreservation"
+#: A search through the frontend: geo and rate are on its path (services/frontend/server.go
+#: searchHandler -> search.Nearby -> geo.Nearby, rate.GetRates).
+SEARCH_PROBE = {"kind": "request", "route": "/hotels", "max_seconds": 2.5}
+#: The mongo shell AIOpsLab's fault scripts run in the MongoDB pod (kubectl exec).
+MONGO_SHELL = "kubectl exec deploy/{db} -n {{ns}} -- mongo admin -u {user} -p {user} --authenticationDatabase admin --eval "
+
+
+def _mongo_problems() -> list[Problem]:
+    """revoke_auth and storage_user_unregistered on mongodb-geo (-1) and mongodb-rate (-2)
+    (aiopslab/orchestrator/problems/revoke_auth, storage_user_unregistered; the injector
+    aiopslab/generators/fault/inject_app.py runs the fault script in the MongoDB pod, then deletes
+    the service's pods so they reconnect; the scripts aiopslab/generators/fault/script/
+    revoke-admin-<db>-mongo.sh: revokeRolesFromUser('admin', [readWrite on <db>-db]) as admin;
+    remove-admin-mongo.sh: dropUser('admin') as root; the -mitigate- scripts grant the role back,
+    or re-create admin with userAdminAnyDatabase and grant it, as root)."""
+    out = []
+    for n, service in ((1, "geo"), (2, "rate")):
+        db, database = f"mongodb-{service}", f"{service}-db"
+        grant = f"\"db.grantRolesToUser('admin', [{{role: 'readWrite', db: '{database}'}}]);\""
+        create = ("\"db.createUser({user: 'admin', pwd: 'admin', roles: [{role: 'userAdminAnyDatabase', "
+                  "db: 'admin'}]});\"")
+        restart = f"kubectl rollout restart deployment/{service} -n {{ns}}"
+        faults = {
+            "revoke_auth": (Fault(
+                "chaos", "revoke_auth",
+                steps=(("mongo_revoke_roles", db, {"user": "admin", "db": "admin",
+                                                   "roles": [{"role": "readWrite", "db": database}]}),
+                       ("pod_kill", service, {})),
+                check=SEARCH_PROBE,
+                repairs=(MONGO_SHELL.format(db=db, user="admin") + grant, restart)),
+                ("Application", "Authentication Issue")),
+            "user_unregistered": (Fault(
+                "chaos", "storage_user_unregistered",
+                steps=(("mongo_drop_user", db, {"user": "admin", "db": "admin"}), ("pod_kill", service, {})),
+                check=SEARCH_PROBE,
+                repairs=(MONGO_SHELL.format(db=db, user="root") + create,
+                         MONGO_SHELL.format(db=db, user="root") + grant, restart)),
+                ("Application", "Network/Storage Issue")),
+        }
+        for stem, (fault, analysis) in faults.items():
+            for task in TASKS:
+                # either the database or its service is a right localization (the problem modules
+                # accept faulty_service.removeprefix("mongodb-"))
+                out.append(Problem(pid=f"{stem}_mongodb-{task}-{n}", app=HOTEL, task=task, fault=fault,
+                                   faulty=(db, service), analysis=analysis))
+    return out
+
+
+def _hotel_problems() -> list[Problem]:
+    """The rest of AIOpsLab's HotelReservation problems, in the registry's order."""
+    out = []
+    for task in TASKS:
+        # misconfig_app_hotel_res.py: geo's container image set to yinfangchen/geo:app3
+        out.append(Problem(pid=f"misconfig_app_hotel_res-{task}-1", app=HOTEL, task=task,
+                           fault=Fault("chaos", "misconfig_app"), faulty=("geo",),
+                           analysis=("Application", "Misconfiguration"),
+                           unsupported="the buggy image yinfangchen/geo:app3 is not in the twin: what it "
+                                       "changes is not in any public source (docs/fidelity.md, HotelReservation)"))
+    no_pod_failure = ("Chaos Mesh pod-failure (the pod's containers swapped for a pause image) is not a twin "
+                      "chaos kind (docs/fidelity.md, HotelReservation)")
+    # aiopslab/generators/fault/inject_symp.py: NetworkChaos on one pod of `user` for 200 s, loss 99 %
+    # (correlation 100), delay 10 s latency; pod_kill uses the pod-failure action as pod_failure does
+    symptoms = (
+        ("pod_failure_hotel_res", Fault("chaos", "pod_failure"), no_pod_failure),
+        ("pod_kill_hotel_res", Fault("chaos", "pod_kill"), no_pod_failure),
+        ("network_loss_hotel_res", Fault("chaos", "network_loss",
+                                         steps=(("network_loss", "user", {"loss": 0.99}),)), ""),
+        ("network_delay_hotel_res", Fault("chaos", "network_delay",
+                                          steps=(("network_delay", "user", {"delay_ms": 10_000.0}),)), ""),
+    )
+    for stem, fault, unsupported in symptoms:
+        for task in ("detection", "localization"):
+            out.append(Problem(pid=f"{stem}-{task}-1", app=HOTEL, task=task, fault=fault, faulty=("user",),
+                               unsupported=unsupported))
+    out.append(Problem(pid="noop_detection_hotel_reservation-1", app=HOTEL, task="detection", fault=None))
+    return out
+
+
 def aiopslab_problems() -> list[Problem]:
     """AIOpsLab's problems on the applications the twin has, in the registry's order."""
-    return _flag_problems()
+    return _flag_problems() + _mongo_problems() + _hotel_problems()
 
 
 def catalog_problems(app: str) -> list[Problem]:
-    """Every catalog entry of `app` as a problem of each task."""
+    """Every catalog entry of `app` as a problem of each task (none for an app without a catalog,
+    as HotelReservation has none yet)."""
     from pytest_marathon.faults import load_catalog
+    from pytest_marathon.faults.catalog import catalog_root
 
+    if not catalog_root(app).is_dir():
+        return []
     out = []
     for entry in load_catalog(app).entries:
         level, kind = CATEGORY_ANALYSIS[entry.category]

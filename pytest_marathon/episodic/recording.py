@@ -34,8 +34,18 @@ def open_recorder(directory: Path, problem: Problem, agent: str, seed: int, sess
 
 def problem_record(problem: Problem) -> dict[str, Any]:
     return {"fault_id": "f01", "problem": problem.pid, "task": problem.task, "app": problem.app,
-            "fault": asdict(problem.fault) if problem.fault else None, "faulty": list(problem.faulty),
+            "fault": _fault_record(problem.fault) if problem.fault else None, "faulty": list(problem.faulty),
             "analysis": list(problem.analysis) if problem.analysis else None, "inject_at": 0.0}
+
+
+def _fault_record(fault: Fault) -> dict[str, Any]:
+    """The fault as recorded; a chaos fault's own fields only when set, so a flag or catalog
+    problem's record is what it was before chaos faults existed."""
+    record = asdict(fault)
+    for key in ("steps", "check", "repairs"):
+        if not record[key]:
+            del record[key]
+    return record
 
 
 def _problem_of(record: dict[str, Any]) -> Problem:

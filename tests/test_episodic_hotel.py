@@ -1,0 +1,125 @@
+"""AIOpsLab's HotelReservation problems in the episodic mode.
+
+The ids are the HotelReservation entries of AIOpsLab's problem registry (microsoft/AIOpsLab
+aiopslab/orchestrator/problems/registry.py); the faults are what its injectors do
+(aiopslab/generators/fault/inject_app.py and the scripts beside it, inject_symp.py), the symptoms
+what hotelReservation's code does then (xlab-uiuc/aiopslab-applications hotelReservation/cmd/<svc>/
+db.go: a failed count at start is `log.Fatal`, so the service crash-loops once it is restarted).
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from pytest_marathon.episodic import run_problem
+from pytest_marathon.episodic.problems import find_problem, problem_pool
+
+pytest_plugins = ["pytester"]
+
+needs_kubectl = pytest.mark.skipif(shutil.which("kubectl") is None,
+                                   reason="kubectl not installed (Debian package 'kubernetes-client')")
+
+HOTEL = ("hotelreservation",)
+TASKS = ("detection", "localization", "analysis", "mitigation")
+AIOPSLAB_HOTEL_IDS = (
+    [f"{stem}_mongodb-{task}-{n}" for n in (1, 2) for stem in ("revoke_auth", "user_unregistered") for task in TASKS]
+    + [f"misconfig_app_hotel_res-{task}-1" for task in TASKS]
+    + [f"{stem}_hotel_res-{task}-1" for stem in ("pod_failure", "pod_kill", "network_loss", "network_delay")
+       for task in ("detection", "localization")]
+    + ["noop_detection_hotel_reservation-1"]
+)
+RUNNABLE = [pid for pid in AIOPSLAB_HOTEL_IDS if not find_problem(pid, HOTEL).unsupported]
+NAMESPACE = "test-hotel-reservation"
+
+
+class Script:
+    """Runs the given API calls in turn (the last one should submit)."""
+
+    name = "script"
+
+    def __init__(self, *calls: str) -> None:
+        self.calls = list(calls)
+        self.seen: list[str] = []
+
+    async def get_action(self, state: str) -> str:
+        self.seen.append(state)
+        return f"```\n{self.calls.pop(0)}\n```"
+
+
+def _ids(lines: list[str], agent: str) -> list[str]:
+    prefix = f"episode[{agent}-"
+    return [line[len(prefix):-1] for line in lines if line.startswith(prefix)]
+
+
+def test_collect_only_lists_aiopslabs_hotel_problem_ids(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess("--marathon-mode=episodic", "--marathon-app=hotelreservation",
+                                           "--collect-only", "-q")
+    assert sorted(_ids(result.outlines, "oracle")) == sorted(AIOPSLAB_HOTEL_IDS)
+
+
+def test_the_answers_are_the_problem_modules_answers() -> None:
+    pool = {p.pid: p for p in problem_pool(HOTEL)}
+    # revoke_auth.py / storage_user_unregistered.py: the database or its service, Application level
+    assert pool["revoke_auth_mongodb-localization-1"].faulty == ("mongodb-geo", "geo")
+    assert pool["user_unregistered_mongodb-localization-2"].faulty == ("mongodb-rate", "rate")
+    assert pool["revoke_auth_mongodb-analysis-2"].analysis == ("Application", "Authentication Issue")
+    assert pool["user_unregistered_mongodb-analysis-1"].analysis == ("Application", "Network/Storage Issue")
+    assert pool["misconfig_app_hotel_res-analysis-1"].analysis == ("Application", "Misconfiguration")
+    # inject_symp.py targets `user` for the symptom problems
+    assert {pool[f"{s}_hotel_res-localization-1"].faulty for s in ("pod_failure", "pod_kill", "network_loss",
+                                                                  "network_delay")} == {("user",)}
+    assert pool["network_loss_hotel_res-detection-1"].fault.steps == (("network_loss", "user", {"loss": 0.99}),)
+    assert pool["network_delay_hotel_res-detection-1"].fault.steps == (("network_delay", "user", {"delay_ms": 10_000.0}),)
+    assert pool["noop_detection_hotel_reservation-1"].fault is None
+
+
+@needs_kubectl
+def test_the_oracle_solves_every_problem_and_always_no_passes_only_the_noop(pytester: pytest.Pytester) -> None:
+    # in a subprocess: an in-process run re-imports the twin's modules, and a MongoError of the new
+    # modules is not caught as one of the old by episodes run later in this process
+    result = pytester.runpytest_subprocess("--marathon-mode=episodic", "--marathon-app=hotelreservation",
+                                           "--agent=oracle", "--agent=always-no", "-rA", "-q")
+    passed = [line.split(" ", 1)[1] for line in result.outlines if line.startswith("PASSED ")]
+    assert sorted(p for p in passed if p.startswith("episode[oracle-")) == sorted(f"episode[oracle-{pid}]" for pid in RUNNABLE)
+    assert [p for p in passed if p.startswith("episode[always-no-")] == [
+        "episode[always-no-noop_detection_hotel_reservation-1]"]
+    assert result.parseoutcomes()["skipped"] == 2 * (len(AIOPSLAB_HOTEL_IDS) - len(RUNNABLE))
+
+
+@needs_kubectl
+@pytest.mark.parametrize(("pid", "service", "text"), [
+    # revoke-admin-geo-mongo.sh took readWrite on geo-db: geo's start-up count is refused (code 13)
+    ("revoke_auth_mongodb-mitigation-1", "geo", "(Unauthorized) not authorized on geo-db to execute command { count: \"geo\""),
+    ("revoke_auth_mongodb-mitigation-2", "rate", "(Unauthorized) not authorized on rate-db to execute command { count: \"inventory\""),
+    # remove-admin-mongo.sh dropped admin: the handshake's SCRAM conversation fails (code 18)
+    ("user_unregistered_mongodb-mitigation-1", "geo", "(AuthenticationFailed) Authentication failed."),
+    ("user_unregistered_mongodb-mitigation-2", "rate", "(AuthenticationFailed) Authentication failed."),
+])
+def test_a_mongodb_fault_crash_loops_its_service_and_submitting_at_once_does_not_mitigate(
+        pid: str, service: str, text: str) -> None:
+    agent = Script(f'exec_shell("kubectl get pods -n {NAMESPACE}")', f'get_logs("{NAMESPACE}", "{service}")', "submit()")
+    result = run_problem(find_problem(pid, HOTEL), agent, seed=3)
+    pods, logs = agent.seen[1], agent.seen[2]
+    assert any(line.startswith(f"{service}-") and "CrashLoopBackOff" in line for line in pods.splitlines())
+    assert text in logs
+    assert not result.correct
+    assert result.details["pods_healthy"] is False
+    assert result.details["fault_effect_gone"] is False
+    assert result.details["unhealthy_pods"][0].startswith(f"{service}-")
+
+
+@needs_kubectl
+def test_granting_the_role_back_through_the_mongo_shell_is_the_repair() -> None:
+    """revoke-mitigate-admin-geo-mongo.sh's grant, run with kubectl exec: the crash-looping geo
+    comes up at its next back-off restart, as the kubelet would restart it."""
+    problem = find_problem("revoke_auth_mongodb-mitigation-1", HOTEL)
+    grant = problem.fault.repairs[0].replace("{ns}", NAMESPACE)
+    assert grant.startswith("kubectl exec deploy/mongodb-geo -n test-hotel-reservation -- mongo admin -u admin")
+    result = run_problem(problem, Script(f"exec_shell('{grant}')", "submit()"), seed=3)
+    assert result.correct, result.details
+    # the wrong database's role does not help
+    wrong = grant.replace("'geo-db'", "'rate-db'")
+    result = run_problem(problem, Script(f"exec_shell('{wrong}')", "submit()"), seed=3)
+    assert not result.correct
