@@ -25,10 +25,10 @@ from pytest_marathon.config import (
     ConfigError,
     RunConfig,
     agent_slug,
-    available_apps,
     available_scenarios,
     parse_seeds,
 )
+from pytest_marathon.marathon_apps import marathon_app_problem, marathon_apps
 from pytest_marathon.results import DEFAULT_MAX_FAILED_INVOCATIONS, parse_failure_fraction
 from pytest_marathon.storage import (
     CompareRule,
@@ -309,12 +309,12 @@ def read_settings(config: pytest.Config) -> MarathonSettings:
     root = Path(config.rootpath)
     here = Path(config.invocation_params.dir)
     apps = tuple(dict.fromkeys(_value(config, "marathon_app") or ()))
-    known_apps = available_apps()
-    for app in apps:
-        if app not in known_apps:
-            raise pytest.UsageError(
-                f"--marathon-app: unknown app {app!r}; choose one of: {', '.join(known_apps)}"
-            )
+    known_apps = marathon_apps()
+    episodic_mode = config.getoption("marathon_mode", None) == "episodic"
+    for app in () if episodic_mode else apps:
+        problem = marathon_app_problem(app)
+        if problem is not None:
+            raise pytest.UsageError(f"--marathon-app: {problem}")
     # the episodic mode reads --agent itself: its agents speak AIOpsLab's protocol
     episodic = config.getoption("marathon_mode", None) == "episodic"
     agents = () if episodic else tuple(dict.fromkeys(_value(config, "marathon_agent") or ()))

@@ -14,8 +14,8 @@ from pytest_marathon.config import (
     DEFAULT_BUDGET_S,
     DEFAULT_DELTA_S,
     DEFAULT_SCENARIO,
-    available_apps,
 )
+from pytest_marathon.marathon_apps import marathon_app_problem, marathon_apps
 from pytest_marathon.results import (
     DEFAULT_MAX_FAILED_INVOCATIONS,
     format_invocations,
@@ -29,7 +29,7 @@ from pytest_marathon.run.baseline import DEFAULT_CACHE_DIR
 def register(subparsers: Any) -> None:
     run = subparsers.add_parser("run", help="run one marathon and print its scored summary")
     run.add_argument(
-        "--app", required=True, help=f"application twin: {', '.join(available_apps())}"
+        "--app", required=True, help=f"application twin: {', '.join(marathon_apps())}"
     )
     run.add_argument(
         "--agent",
@@ -183,10 +183,11 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _run_seeds(args: argparse.Namespace) -> int:
-    from pytest_marathon.config import ConfigError, available_apps, parse_seeds
+    from pytest_marathon.config import ConfigError, parse_seeds
 
-    if args.app not in available_apps():
-        return _fail(f"unknown app {args.app!r}; choose one of: {', '.join(available_apps())}")
+    problem = marathon_app_problem(args.app)
+    if problem is not None:
+        return _fail(problem)
     try:
         seeds = parse_seeds([args.seed])
     except ConfigError as exc:

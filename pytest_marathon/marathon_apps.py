@@ -1,0 +1,25 @@
+"""Which applications a marathon can run on: a twin under `twin/apps/` and a fault catalog under
+`fault_catalog/`. An app with a twin and no catalog (AIOpsLab's HotelReservation) runs its
+episodic problems only (`--marathon-mode=episodic`), so a marathon on it is refused up front with
+that reason instead of failing when the schedule is drawn."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+from pytest_marathon.config import available_apps
+
+
+def marathon_apps() -> list[str]:
+    root = resources.files("pytest_marathon.fault_catalog")
+    return [app for app in available_apps() if (root / app).is_dir()]
+
+
+def marathon_app_problem(app: str) -> str | None:
+    """Why `app` cannot run a marathon (None: it can)."""
+    if app in marathon_apps():
+        return None
+    if app in available_apps():
+        return (f"app {app!r} has no fault catalog: it runs AIOpsLab's problems with "
+                f"--marathon-mode=episodic; marathon apps: {', '.join(marathon_apps())}")
+    return f"unknown app {app!r}; choose one of: {', '.join(marathon_apps())}"
