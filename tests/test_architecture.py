@@ -77,3 +77,19 @@ def test_no_top_level_agents_package_is_installed() -> None:
     """The agents folder ships as pytest_marathon.agents, never as a colliding `agents`."""
     assert pytest_marathon.agents.__name__ == "pytest_marathon.agents"
     assert (AGENTS / "runbook_table.yaml").is_file()
+
+
+def test_every_package_ships_in_a_plain_install() -> None:
+    """`pip install .` (the README's first command) installs only the packages setup.cfg lists:
+    a package folder missing there imports in an editable checkout and fails in a user's install."""
+    import configparser
+
+    root = Path(__file__).resolve().parent.parent
+    config = configparser.ConfigParser()
+    config.read(root / "setup.cfg")
+    listed = {line.strip() for line in config["options"]["packages"].splitlines() if line.strip()}
+    folders = {".".join(init.parent.relative_to(root).parts)
+               for init in (root / "pytest_marathon").rglob("__init__.py")
+               if init.parent.relative_to(root / "pytest_marathon").parts[:2] != ("twin", "apps")
+               or len(init.parent.relative_to(root / "pytest_marathon").parts) == 2}
+    assert folders - listed == set()
