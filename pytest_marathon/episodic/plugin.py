@@ -133,6 +133,17 @@ class EpisodeItem(pytest.Item):
         return Path(self.config.rootpath), 0, self.name
 
 
+class EpisodeCollector(pytest.Collector):
+    def collect(self) -> list[pytest.Item]:
+        session: EpisodicSession = self.config.pluginmanager.get_plugin("marathon-episodic")
+        items: list[pytest.Item] = []
+        for agent in session.agents:
+            for problem in session.problems:
+                name = f"{ITEM_PREFIX}[{agent}-{problem.pid}]"
+                items.append(EpisodeItem.from_parent(self, name=name, nodeid=name, problem=problem, agent=agent))
+        return items
+
+
 class EpisodeFailed(Exception):
     """The agent's submission was wrong (or missing)."""
 
@@ -151,10 +162,10 @@ class EpisodicSession:
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
-        for agent in self.agents:
-            for problem in self.problems:
-                name = f"{ITEM_PREFIX}[{agent}-{problem.pid}]"
-                items.append(EpisodeItem.from_parent(session, name=name, nodeid=name, problem=problem, agent=agent))
+        """The problems after the user's own tests, collected through a collector so pytest counts
+        and reports them like collected tests (before -k/-m filter the list)."""
+        collector = EpisodeCollector.from_parent(session, name=ITEM_PREFIX, nodeid=ITEM_PREFIX)
+        items.extend(session.genitems(collector))
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
