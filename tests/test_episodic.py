@@ -47,13 +47,13 @@ def _ids(lines: list[str], agent: str) -> list[str]:
 
 
 def test_collect_only_lists_aiopslabs_problem_ids(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest("--marathon-mode=episodic", "--marathon-app=astronomy", "--collect-only", "-q")
+    result = pytester.runpytest_subprocess("--marathon-mode=episodic", "--marathon-app=astronomy", "--collect-only", "-q")
     assert sorted(_ids(result.outlines, "oracle")) == sorted(AIOPSLAB_ASTRONOMY_IDS)
 
 
 @needs_kubectl
 def test_the_oracle_solves_every_problem_and_always_no_passes_only_the_noop(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest("--marathon-mode=episodic", "--marathon-app=astronomy",
+    result = pytester.runpytest_subprocess("--marathon-mode=episodic", "--marathon-app=astronomy",
                                 "--agent=oracle", "--agent=always-no", "-rA", "-q")
     passed = [line.split(" ", 1)[1] for line in result.outlines if line.startswith("PASSED ")]
     runnable = [pid for pid in AIOPSLAB_ASTRONOMY_IDS if not find_problem(pid, ("astronomy",)).unsupported]
@@ -87,9 +87,8 @@ class ShellAgent:
 @needs_kubectl
 def test_an_aiopslab_style_agent_class_runs_unchanged(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(shell_agent=AIOPSLAB_STYLE_AGENT)
-    pytester.syspathinsert()
     pid = "astronomy_shop_ad_service_failure-detection-1"
-    result = pytester.runpytest("--marathon-mode=episodic", "--agent=shell_agent:ShellAgent",
+    result = pytester.runpytest_subprocess("--marathon-mode=episodic", "--agent=shell_agent:ShellAgent",
                                 f"--marathon-problem={pid}", "-q")
     result.assert_outcomes(passed=1)
     folder = pytester.path / ".marathon/episodes/shell_agent_ShellAgent"
@@ -217,7 +216,7 @@ def test_the_score_follows_the_recorded_checks_not_the_runner(tmp_path: Path) ->
 @pytest.mark.parametrize(("gate", "code"), [("detection:50", pytest.ExitCode.OK), ("60", pytest.ExitCode.TESTS_FAILED)])
 def test_the_accuracy_gate_judges_the_pool_per_task(pytester: pytest.Pytester, gate: str, code: int) -> None:
     """always-no gets the no-operation problem right and the ad failure wrong: 50 % detection."""
-    result = pytester.runpytest("--marathon-mode=episodic", "--agent=always-no",
+    result = pytester.runpytest_subprocess("--marathon-mode=episodic", "--agent=always-no",
                                 "--marathon-problem=noop_detection_astronomy_shop-1",
                                 "--marathon-problem=astronomy_shop_ad_service_failure-detection-1",
                                 f"--marathon-min-accuracy={gate}", "--marathon-json=episodes.json", "-q")
@@ -329,15 +328,14 @@ def test_an_agent_class_runs_sandboxed_and_finds_no_answers(pytester: pytest.Pyt
     keys), the package's catalog and the runner's process are out of its sight, and its problem
     text names no problem id or flag."""
     pytester.makepyfile(prying_agent=PRYING_AGENT)
-    pytester.syspathinsert()
     first = "noop_detection_astronomy_shop-1"
-    pytester.runpytest("--marathon-mode=episodic", "--agent=oracle", f"--marathon-problem={first}", "-q")
+    pytester.runpytest_subprocess("--marathon-mode=episodic", "--agent=oracle", f"--marathon-problem={first}", "-q")
     episodes = pytester.path / ".marathon" / "episodes"
     assert (episodes / "oracle" / first / "schedule.jsonl").read_text()  # the answer key is on disk
     pid = "astronomy_shop_ad_service_failure-detection-1"
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("EPISODES", str(episodes))
-        result = pytester.runpytest("--marathon-mode=episodic", "--agent=prying_agent:PryingAgent",
+        result = pytester.runpytest_subprocess("--marathon-mode=episodic", "--agent=prying_agent:PryingAgent",
                                     f"--marathon-problem={pid}", "-q")
     result.assert_outcomes(failed=1)
     score = json.loads((episodes / "prying_agent_PryingAgent" / f"{pid}.score.json").read_text())
