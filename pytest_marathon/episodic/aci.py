@@ -198,13 +198,14 @@ class Interface:
             return wrong
         now = self.backend.now
         since = now - 60.0 * max(1, int(duration))
-        traces = self._locked(lambda: self.backend.traces(since=since, limit=50))
+        # the newest 500 for the export, the newest 50 of them in the table (both oldest first)
+        traces = self._locked(lambda: self.backend.traces(since=since, limit=500))
         out = ["trace_id                          route                                  ms   error  services"]
-        for tr in traces:
+        for tr in traces[-50:]:
             out.append(f"{tr['trace_id']}  {str(tr['route'])[:36]:36} {tr['duration_ms']:8.1f}  "
                        f"{'yes' if tr['error'] else 'no ':5}  {','.join(tr['services'])}")
         rows = ["timestamp,trace_id,service,operation,kind,duration_ms,error"]
-        for tr in self._locked(lambda: self.backend.traces(since=since, limit=500)):
+        for tr in traces:
             record = self._locked(lambda i=tr["trace_id"]: self.backend.trace(i)) or {"spans": []}
             for span in record["spans"]:
                 rows.append(f"{span['start']:.3f},{tr['trace_id']},{span['service']},{span['name']},{span['kind']},"

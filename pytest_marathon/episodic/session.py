@@ -148,29 +148,31 @@ def run_problem(problem: Problem, agent: Any, *, seed: int = 1, max_steps: int =
     """Run one episode, record it and score it from its bundle; with `out_dir` the bundle stays
     there as `<pid>/` beside its score document `<pid>.score.json`."""
     started = time.perf_counter()
+    # the built-in model agent and a user's class (which may ask a model) go through the
+    # episode's metering proxy; the other built-ins ask no model
     meter = None
-    if agent == "gpt-w-shell":
-        from pytest_marathon.episodic.gpt_shell import GptShellAgent
+    if agent == "gpt-w-shell" or (isinstance(agent, str) and ":" in agent):
         from pytest_marathon.metering.prices import load_price_table
         from pytest_marathon.metering.proxy import MeteringProxy
 
         meter = MeteringProxy(load_price_table(None), max_cost_usd)
-        player: Any = GptShellAgent(meter.base_urls["openai"])
-    elif isinstance(agent, str) and ":" in agent:
-        # an agent class of the user's: in its own sandboxed process, its model calls metered
-        from pytest_marathon.episodic.isolated import IsolatedAgent
-        from pytest_marathon.metering.prices import load_price_table
-        from pytest_marathon.metering.proxy import MeteringProxy
+    try:
+        if agent == "gpt-w-shell":
+            from pytest_marathon.episodic.gpt_shell import GptShellAgent
 
-        meter = MeteringProxy(load_price_table(None), max_cost_usd)
-        try:
+            player: Any = GptShellAgent(meter.base_urls["openai"])
+        elif meter is not None:
+            # a user's class: in its own sandboxed process, the episodes folder out of its sight
+            from pytest_marathon.episodic.isolated import IsolatedAgent
+
             player = IsolatedAgent(agent, model_base_urls=dict(meter.base_urls), timeout_s=ACTION_TIMEOUT_S,
                                    hidden=(out_dir.resolve().parent,) if out_dir is not None else ())
-        except BaseException:
+        else:
+            player = _load_agent(agent, problem)
+    except BaseException:
+        if meter is not None:
             meter.close()
-            raise
-    else:
-        player = _load_agent(agent, problem)
+        raise
     name = agent_name or getattr(player, "name", type(player).__name__)
     try:
         return _record(problem, player, name, seed, max_steps, out_dir, sign_key, meter, started)
