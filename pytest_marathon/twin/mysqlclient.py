@@ -35,11 +35,11 @@ MySQLError.Error, v1.8) and its dial errors; nothing more is modelled for them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from pytest_marathon.twin.errors import SqlError
 from pytest_marathon.twin.mysqlstore import DEFAULT_PORT
+from pytest_marathon.twin.sqlstore import Dsn
 
 HIKARI_CONNECTION_TIMEOUT_MS = 30_000.0
 POOL = "HikariPool-1"
@@ -51,17 +51,8 @@ _LINK_FAILURE = ("com.mysql.cj.jdbc.exceptions.CommunicationsException: Communic
                  "received any packets from the server.")
 
 
-@dataclass(frozen=True)
-class JdbcUrl:
-    host: str
-    port: int
-    user: str
-    password: str
-    database: str
-
-    @property
-    def addr(self) -> str:
-        return f"{self.host}:{self.port}"
+#: A parsed JDBC URL has the fields of a PostgreSQL DSN (host, port, user, password, database).
+JdbcUrl = Dsn
 
 
 def is_jdbc_mysql(dsn: str) -> bool:

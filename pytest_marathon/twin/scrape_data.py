@@ -38,6 +38,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -98,9 +99,7 @@ def scrape_data_servers(twin: Twin, t: float) -> None:
         elif dep.kind == "mysql":
             scrape_mysql(twin, t, name)
         elif dep.kind == "postgres":
-            service = next((s for s in sorted(twin.spec.services.values(), key=lambda s: s.name) if s.selector == name), None)
-            target = f"{service.name}:{service.port}" if service else f"{name}:5432"
-            ids = (("job", PG_JOB), ("instance", target))
+            ids = _exporter_ids(twin, name, PG_JOB, 5432)
             pod = _serving_pod(twin, name, twin.pg_servers)
             tel.gauge(t, "pg_up", ids, 0.0 if pod is None else 1.0)
             if pod is None:
@@ -108,7 +107,7 @@ def scrape_data_servers(twin: Twin, t: float) -> None:
                     tel.gauge_set(t, metric, name, [])
                 continue
             server = twin.pg_servers[pod.name]
-            backends = sum(1 for p in server.backends if p in twin.cluster.pods and twin.cluster.pods[p].running)
+            backends = _running(twin, server.backends)
             db = (*ids, ("datname", server.database))
             tel.gauge_set(t, "pg_stat_database_numbackends", name, [(db, float(backends))])
             tel.gauge_set(t, "pg_stat_database_xact_rollback", name, [(db, float(server.xact_rollback))])
@@ -116,8 +115,7 @@ def scrape_data_servers(twin: Twin, t: float) -> None:
 
 def _scrape_memcached(twin: Twin, t: float, name: str) -> None:
     tel = twin.telemetry
-    service = next((s for s in sorted(twin.spec.services.values(), key=lambda s: s.name) if s.selector == name), None)
-    ids = (("job", MEMCACHED_JOB), ("instance", f"{service.name}:{service.port}" if service else f"{name}:11211"))
+    ids = _exporter_ids(twin, name, MEMCACHED_JOB, 11211)
     pod = _serving_pod(twin, name, twin.memcached)
     tel.gauge(t, "memcached_up", ids, 0.0 if pod is None else 1.0)
     if pod is None:
@@ -127,7 +125,7 @@ def _scrape_memcached(twin: Twin, t: float, name: str) -> None:
         return
     server = twin.memcached[pod.name]
     s = server.stats
-    clients = sum(1 for p in server.clients if p in twin.cluster.pods and twin.cluster.pods[p].running)
+    clients = _running(twin, server.clients)
     for metric, value in zip(MEMCACHED_SERIES, (server.curr_items, server.bytes, server.settings.maxbytes, clients,
                                                 s["evictions"], s["reclaimed"], s["store_too_large"]), strict=True):
         tel.gauge(t, metric, ids, float(value))
@@ -140,9 +138,7 @@ def _scrape_memcached(twin: Twin, t: float, name: str) -> None:
 
 def scrape_mongo(twin: Twin, t: float, name: str) -> None:
     tel = twin.telemetry
-    service = next((s for s in sorted(twin.spec.services.values(), key=lambda s: s.name) if s.selector == name), None)
-    target = f"{service.name}:{service.port}" if service else f"{name}:27017"
-    ids = (("job", MONGO_JOB), ("instance", target))
+    ids = _exporter_ids(twin, name, MONGO_JOB, 27017)
     pod = _serving_pod(twin, name, twin.mongo_servers)
     tel.gauge(t, "mongodb_up", ids, 0.0 if pod is None else 1.0)
     if pod is None:
@@ -150,7 +146,7 @@ def scrape_mongo(twin: Twin, t: float, name: str) -> None:
             tel.gauge_set(t, metric, name, [])
         return
     server = twin.mongo_servers[pod.name]
-    clients = sum(1 for p in server.clients if p in twin.cluster.pods and twin.cluster.pods[p].running)
+    clients = _running(twin, server.clients)
     tel.gauge_set(t, "mongodb_ss_connections", name, [((*ids, ("conn_type", "current")), float(clients))])
     tel.gauge_set(t, "mongodb_ss_opcounters", name, [
         ((*ids, ("legacy_op_type", op)), float(n)) for op, n in server.opcounters.items()])
@@ -160,8 +156,7 @@ def scrape_mongo(twin: Twin, t: float, name: str) -> None:
 
 def scrape_mysql(twin: Twin, t: float, name: str) -> None:
     tel = twin.telemetry
-    service = next((s for s in sorted(twin.spec.services.values(), key=lambda s: s.name) if s.selector == name), None)
-    ids = (("job", MYSQL_JOB), ("instance", f"{service.name}:{service.port}" if service else f"{name}:3306"))
+    ids = _exporter_ids(twin, name, MYSQL_JOB, 3306)
     pod = _serving_pod(twin, name, twin.mysql_servers)
     tel.gauge(t, "mysql_up", ids, 0.0 if pod is None else 1.0)
     if pod is None:
@@ -170,8 +165,23 @@ def scrape_mysql(twin: Twin, t: float, name: str) -> None:
         tel.gauge_set(t, "mysql_global_status_commands_total", name, [])
         return
     server = twin.mysql_servers[pod.name]
-    clients = sum(1 for p in server.threads_connected if p in twin.cluster.pods and twin.cluster.pods[p].running)
+    clients = _running(twin, server.threads_connected)
     tel.gauge(t, "mysql_global_status_threads_connected", ids, float(clients))
     tel.gauge(t, "mysql_global_status_aborted_connects", ids, float(server.aborted_connects))
     tel.gauge_set(t, "mysql_global_status_commands_total", name, [
         ((*ids, ("command", command)), float(count)) for command, count in sorted(server.commands.items())])
+
+
+def _exporter_ids(twin: Twin, name: str, job: str, default_port: int) -> tuple[tuple[str, str], ...]:
+    """An exporter's `job` and `instance` labels: the instance is the scrape target, the
+    datastore's Service address (the first Service selecting it, by name), as the exporters'
+    scrape configs dial it."""
+    service = next((s for s in sorted(twin.spec.services.values(), key=lambda s: s.name) if s.selector == name), None)
+    return (("job", job), ("instance", f"{service.name}:{service.port}" if service else f"{name}:{default_port}"))
+
+
+def _running(twin: Twin, clients: Iterable[str]) -> int:
+    """How many of a server's client connections belong to pods still running (a dead pod's
+    connections are gone from the server's count)."""
+    pods = twin.cluster.pods
+    return sum(1 for p in clients if p in pods and pods[p].running)

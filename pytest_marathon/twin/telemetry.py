@@ -171,12 +171,7 @@ class Telemetry:
             if pod is not None:
                 self._pod_series.setdefault(pod, []).append(series)
             return
-        times = series.times
-        if times and t <= times[-1]:
-            series.append(t, value)  # not a new time: Series.append decides
-        else:
-            times.append(t)
-            series.values.append(value)
+        _push(series, t, value)
 
     def retire_pods(self, t: float, live: set[str]) -> None:
         """Mark every series of a pod that no longer exists stale at t.
@@ -209,24 +204,14 @@ class Telemetry:
             # The usual scrape: the calls series, then the histogram's, as the branch above.
             hist, handles = row
             for series, value in zip(handles, (hist.count, *hist.cumulative(), hist.total, hist.count)):
-                times = series.times
-                if times and t <= times[-1]:
-                    series.append(t, value)  # not a new time: Series.append decides
-                else:
-                    times.append(t)
-                    series.values.append(value)
+                _push(series, t, value)
 
     def _emit_hist(self, t: float, prefix: str, hist: Histogram, base: tuple[tuple[str, str], ...]) -> None:
         handles = self._hist_handles.get((prefix, base))
         if handles is not None:
             # The usual scrape: the histogram's series exist, in bucket, _sum, _count order.
             for series, value in zip(handles, (*hist.cumulative(), hist.total, hist.count)):
-                times = series.times
-                if times and t <= times[-1]:
-                    series.append(t, value)  # not a new time: Series.append decides
-                else:
-                    times.append(t)
-                    series.values.append(value)
+                _push(series, t, value)
             return
         names = []
         for bound, value in zip((*hist.bounds, float("inf")), hist.cumulative()):
@@ -344,3 +329,14 @@ def trace_record(trace_id: str, t: float, route: str, http_status: int, root: di
         "services": sorted({s["service"] for s in spans}),
         "spans": sorted(spans, key=lambda s: s["span_id"]),
     }
+
+
+def _push(series: Series, t: float, value: float) -> None:
+    """Append through a kept series handle: a sample past the newest goes straight onto the
+    arrays, anything else through Series.append, which decides (replace or refuse)."""
+    times = series.times
+    if times and t <= times[-1]:
+        series.append(t, value)
+    else:
+        times.append(t)
+        series.values.append(value)
