@@ -8,6 +8,7 @@ from pytest_marathon.agents.protocol import (
     Agent,
     InvocationContext,
     InvocationUsage,
+    TaskBrief,
     ToolClient,
     wants_ground_truth,
 )
@@ -18,6 +19,7 @@ __all__ = [
     "Agent",
     "InvocationContext",
     "InvocationUsage",
+    "TaskBrief",
     "ToolClient",
     "list_agents",
     "resolve_agent",

@@ -37,6 +37,7 @@ from pytest_marathon.metering.credentials import agent_environment
 MCP_SERVER_NAME = "marathon"
 CONTROL_DIR = ".marathon"  # files the benchmark writes for the agent, inside its workspace
 CODEX_HOME = "codex-home"  # the codex preset's private CODEX_HOME, inside CONTROL_DIR
+TASK_FILE = f"{CONTROL_DIR}/task.md"  # an episode's task (ctx.brief), for a `cmd:` program
 
 
 class AgentUnavailable(ValueError):
@@ -57,7 +58,12 @@ def write_invocation_files(ctx: InvocationContext) -> dict[str, str]:
     alerts_path = write_in_workspace(ctx.workspace, f"{CONTROL_DIR}/alerts.json", alerts)
     mcp_config = {"mcpServers": {MCP_SERVER_NAME: {"type": "http", "url": ctx.mcp_url}}}
     write_in_workspace(ctx.workspace, "mcp.json", json.dumps(mcp_config, indent=1))
+    task = {}
+    if ctx.brief is not None:  # an episode: its task in words, beside the MCP configuration
+        path = write_in_workspace(ctx.workspace, TASK_FILE, f"{ctx.brief.rules}\n\n{ctx.brief.prompt}\n")
+        task["MARATHON_TASK"] = str(path)
     return {
+        **task,
         "MARATHON_MCP_URL": ctx.mcp_url,
         "MARATHON_ALERTS": str(alerts_path),
         "MARATHON_WORKSPACE": str(ctx.workspace),
@@ -222,14 +228,13 @@ class _CliPreset:
     def invoke(self, ctx: InvocationContext) -> InvocationUsage | None:
         env = {**os.environ, **write_invocation_files(ctx)}
         (ctx.workspace / "notes").mkdir(exist_ok=True)
-        write_in_workspace(
-            ctx.workspace,
-            self.instructions_file,
-            INSTRUCTIONS.format(namespace=ctx.namespace or self.namespace, server=MCP_SERVER_NAME),
-        )
+        rules = INSTRUCTIONS.format(namespace=ctx.namespace or self.namespace, server=MCP_SERVER_NAME)
+        prompt = PROMPT.format(n=ctx.n, t=ctx.t, count=len(ctx.alerts), server=MCP_SERVER_NAME)
+        if ctx.brief is not None:  # an episode: its task instead of the marathon's rules
+            rules, prompt = ctx.brief.rules, ctx.brief.prompt
+        write_in_workspace(ctx.workspace, self.instructions_file, rules)
         env.update(self.prepare(ctx, env))
         output = ctx.workspace / CONTROL_DIR / f"output-{ctx.n:03d}"
-        prompt = PROMPT.format(n=ctx.n, t=ctx.t, count=len(ctx.alerts), server=MCP_SERVER_NAME)
         # The shell only redirects the CLI's whole answer to a file (the process tail is short).
         argv = ["/bin/sh", "-c", 'exec "$@" > "$MARATHON_OUTPUT"', "sh", *self.argv(ctx, prompt, output)]
         env["MARATHON_OUTPUT"] = str(output)
@@ -239,8 +244,8 @@ class _CliPreset:
         _keep_log(ctx, outcome)
         answer = self.read_answer(output) if output.exists() else CliAnswer()
         status, detail = _cli_outcome(outcome, answer)
-        try:
-            incidents = parse_incident_block(answer.text)
+        try:  # an episode's answer is its `submit` call, not a block in the text
+            incidents = [] if ctx.brief is not None else parse_incident_block(answer.text)
         except ValueError as exc:
             incidents = []
             if status == "ok":

@@ -38,6 +38,17 @@ class InvocationUsage:
     detail: str = ""
 
 
+@dataclass(frozen=True)
+class TaskBrief:
+    """A task given in words instead of the marathon's rules (episodic mode): `rules` go where a
+    preset puts its project instructions (AGENTS.md / CLAUDE.md, `.marathon/task.md` for a `cmd:`
+    program), `prompt` is what the CLI is asked; the answer is a tool call (`submit`), so no
+    incident block is read from the CLI's last message."""
+
+    rules: str
+    prompt: str
+
+
 @dataclass
 class InvocationContext:
     """One invocation's hand-off.
@@ -69,6 +80,8 @@ class InvocationContext:
     #: the application's Kubernetes namespace (`boutique`, `astronomy`), for agents that brief a
     #: program in words
     namespace: str = ""
+    #: the episode's task for a program briefed in words; None: the marathon's rules
+    brief: TaskBrief | None = None
 
 
 @runtime_checkable

@@ -67,6 +67,7 @@ def is_episodic(config: pytest.Config) -> bool:
 def configure_episodic(config: pytest.Config) -> None:
     from pytest_marathon.config import available_apps
     from pytest_marathon.episodic.agents import BUILT_IN
+    from pytest_marathon.episodic.session import MCP_PRESETS
 
     apps = tuple(dict.fromkeys(config.getoption("marathon_app") or ()))
     agents = tuple(dict.fromkeys(config.getoption("marathon_agent") or ()))
@@ -74,9 +75,10 @@ def configure_episodic(config: pytest.Config) -> None:
         if app not in available_apps():
             raise pytest.UsageError(f"--marathon-app: unknown app {app!r}; choose one of: {', '.join(available_apps())}")
     for agent in agents:
-        if agent not in BUILT_IN and ":" not in agent:
-            raise pytest.UsageError(f"--agent: unknown episodic agent {agent!r}; choose {', '.join(BUILT_IN)} "
-                                    "or module:Class (a class with `async def get_action(self, state) -> str`)")
+        if agent not in BUILT_IN and agent not in MCP_PRESETS and ":" not in agent:
+            raise pytest.UsageError(f"--agent: unknown episodic agent {agent!r}; choose {', '.join(BUILT_IN)}, "
+                                    f"{', '.join(MCP_PRESETS)} (over MCP), cmd:\"<command>\" or module:Class "
+                                    "(a class with `async def get_action(self, state) -> str`)")
     if not apps:
         apps = tuple(a for a in available_apps() if problem_pool((a,)))
     wanted = tuple(config.getoption("marathon_problem") or ())
@@ -104,15 +106,14 @@ class EpisodeItem(pytest.Item):
             self.add_marker(pytest.mark.skip(reason=problem.unsupported))
 
     def runtest(self) -> None:
-        from pytest_marathon.episodic.session import DEFAULT_MAX_STEPS, run_problem
+        from pytest_marathon.episodic.session import DEFAULT_MAX_STEPS, agent_folder, run_problem
 
         session: EpisodicSession = self.config.pluginmanager.get_plugin("marathon-episodic")
-        out = Path(self.config.rootpath) / ".marathon" / "episodes" / self.agent.replace(":", "_")
+        out = Path(self.config.rootpath) / ".marathon" / "episodes" / agent_folder(self.agent)
         result = run_problem(self.problem, self.agent, seed=1, max_steps=session.max_steps or DEFAULT_MAX_STEPS,
                              out_dir=out, agent_name=self.agent)
         doc = result.to_json()
         doc.pop("trajectory")
-        doc.pop("bundle")
         self.stash[EPISODE_RESULT] = doc
         for key in ("correct", "steps", "ttx_s", "submitted"):
             self.user_properties.append((f"episode_{key}", doc[key]))
@@ -198,6 +199,16 @@ class EpisodicSession:
         if self.failed_gates and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         self._write_json()
+        self._write_report()
+
+    def _write_report(self) -> None:
+        """`--marathon-report`: the episodic page (accuracy per task, a row per problem)."""
+        from pytest_marathon.episodic.report import write_episodic_report
+        from pytest_marathon.plugin_options import SETTINGS
+
+        path = self.config.stash[SETTINGS].report_path
+        if path is not None:
+            write_episodic_report(path, self.results)
 
     def _write_json(self) -> None:
         """`--marathon-json`: every episode's score document and the accuracy per agent and task."""

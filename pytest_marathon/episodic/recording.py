@@ -69,20 +69,25 @@ def score_episode(path: str | Path, verify_key: Any = None) -> dict[str, Any]:
     checks = {p["check"]: p["value"] for p in bundle.stream("probes")}
     correct, details = judge(problem, submission["solution"] if submission else None, checks)
     calls = bundle.stream("tool_calls")
-    steps = bundle.stream("invocations")
+    invocations = bundle.stream("invocations")
+    # an MCP episode's last record is the agent's process (its end and its usage after the last
+    # tool call): counted in what the episode cost, not as a step
+    steps = [s for s in invocations if s.get("kind") != "process"]
     start = float(bundle.manifest["session_start"])
+    process = [s["status"] for s in invocations if s.get("kind") == "process"]
     return {
+        **({"process": process[-1]} if process else {}),
         "problem": problem.pid, "task": problem.task, "app": problem.app, "agent": bundle.manifest["agent"],
         "seed": bundle.manifest["seed"], "correct": bool(correct and submission is not None),
         "details": details, "submitted": submission is not None,
         "solution": submission["solution"] if submission else None,
         "steps": len(steps), "ttx_s": (submission["t"] - start) if submission else None,
         "tool_calls": len(calls), "in_chars": sum(s["in_chars"] for s in steps),
-        "out_chars": sum(s["out_chars"] for s in steps), "wall_s": round(sum(s["wall_s"] for s in steps), 6),
-        "model_calls": sum(int(s.get("model_calls", 0)) for s in steps),
-        "input_tokens": sum(int(s.get("input_tokens", 0)) for s in steps),
-        "output_tokens": sum(int(s.get("output_tokens", 0)) for s in steps),
-        "cost_usd": round(sum(float(s.get("cost_usd", 0.0)) for s in steps), 6),
+        "out_chars": sum(s["out_chars"] for s in steps), "wall_s": round(sum(s["wall_s"] for s in invocations), 6),
+        "model_calls": sum(int(s.get("model_calls", 0)) for s in invocations),
+        "input_tokens": sum(int(s.get("input_tokens", 0)) for s in invocations),
+        "output_tokens": sum(int(s.get("output_tokens", 0)) for s in invocations),
+        "cost_usd": round(sum(float(s.get("cost_usd", 0.0)) for s in invocations), 6),
         "content_digest": bundle.content_digest, "isolation": bundle.manifest.get("isolation", "in-process"),
     }
 

@@ -11,11 +11,15 @@ the submission, so a repair that has not taken hold yet is not counted.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
 import inspect
+import re
 import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +45,8 @@ OBSERVATION_RECORDED = 4000  # characters of each observation kept in the bundle
 #: Usage of a step taken without the metering proxy (an agent that asks no model through it).
 NO_USAGE = {"model_calls": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}
 DEFAULT_MAX_COST_USD = 8.0
+#: the marathon's agents that run as programs over MCP, by the names --agent gives them there
+MCP_PRESETS = ("codex", "claude-code")
 
 
 @dataclass
@@ -148,6 +154,12 @@ def run_problem(problem: Problem, agent: Any, *, seed: int = 1, max_steps: int =
     """Run one episode, record it and score it from its bundle; with `out_dir` the bundle stays
     there as `<pid>/` beside its score document `<pid>.score.json`."""
     started = time.perf_counter()
+    if isinstance(agent, str) and is_marathon_agent(agent):
+        from pytest_marathon.episodic.external import play_external
+
+        runner = play_external(problem, agent, seed, max_steps, max_cost_usd,
+                               hidden=(out_dir.resolve().parent,) if out_dir is not None else ())
+        return _record(problem, agent_name or agent, seed, out_dir, sign_key, started, runner.isolation, runner)
     # the built-in model agent and a user's class (which may ask a model) go through the
     # episode's metering proxy; the other built-ins ask no model
     meter = None
@@ -175,7 +187,8 @@ def run_problem(problem: Problem, agent: Any, *, seed: int = 1, max_steps: int =
         raise
     name = agent_name or getattr(player, "name", type(player).__name__)
     try:
-        return _record(problem, player, name, seed, max_steps, out_dir, sign_key, meter, started)
+        return _record(problem, name, seed, out_dir, sign_key, started, getattr(player, "isolation", "in-process"),
+                       lambda recorder, scratch: _play(problem, player, seed, max_steps, recorder, scratch, meter))
     finally:
         closing = getattr(player, "close", None)
         if closing is not None and not inspect.iscoroutinefunction(closing):
@@ -184,17 +197,33 @@ def run_problem(problem: Problem, agent: Any, *, seed: int = 1, max_steps: int =
             meter.close()
 
 
-def _record(problem: Problem, player: Any, name: str, seed: int, max_steps: int, out_dir: Path | None,
-            sign_key: Any, meter: Any, started: float) -> EpisodeResult:
+def agent_folder(spec: str) -> str:
+    """The folder name of an agent's episodes: `module:Class` -> `module_Class`; a `cmd:` line
+    (quotes, slashes, spaces) -> its safe characters and a digest of the whole line."""
+    name = spec.replace(":", "_")
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_")
+    if safe == name:
+        return name
+    return f"{safe[:48]}-{hashlib.sha256(spec.encode()).hexdigest()[:10]}"
+
+
+def is_marathon_agent(spec: str) -> bool:
+    """An agent the marathon runs as a program over MCP: its CLI presets and `cmd:` programs."""
+    from pytest_marathon.agents.registry import COMMAND_PREFIX
+
+    return spec in MCP_PRESETS or spec.startswith(COMMAND_PREFIX)
+
+
+def _record(problem: Problem, name: str, seed: int, out_dir: Path | None, sign_key: Any, started: float,
+            isolation: str, play: Callable[[Any, Path], list[dict[str, Any]]]) -> EpisodeResult:
     with tempfile.TemporaryDirectory(prefix="episode-") as scratch:
         folder = (out_dir or Path(scratch) / "bundles") / problem.pid
         if out_dir is not None and folder.exists():
             shutil.rmtree(folder)  # a rerun of the problem replaces its bundle
-        recorder = open_recorder(folder, problem, name, seed, START_S, sign_key,
-                                 isolation=getattr(player, "isolation", "in-process"))
+        recorder = open_recorder(folder, problem, name, seed, START_S, sign_key, isolation=isolation)
         with recorder:
             recorder.append("schedule", problem_record(problem))
-            trajectory = _play(problem, player, seed, max_steps, recorder, Path(scratch), meter)
+            trajectory = play(recorder, Path(scratch))
         score = score_episode(folder)
         if out_dir is not None:
             write_score(folder, score)
@@ -207,8 +236,31 @@ def _record(problem: Problem, player: Any, name: str, seed: int, max_steps: int,
     )
 
 
-def _play(problem: Problem, player: Any, seed: int, max_steps: int, recorder: Any, scratch: Path,
-          meter: Any) -> list[dict[str, Any]]:
+@dataclass
+class World:
+    """An episode's running system: the twin with its fault, its Kubernetes API server, and the
+    ACI over both; `locked` runs a read under the lock the API server's requests hold."""
+
+    backend: Any
+    injector: _Injector
+    aci: Interface
+    lock: threading.RLock
+    workloads: list[str]
+
+    def locked(self, body: Any) -> Any:
+        with self.lock:
+            return body()
+
+    def step(self) -> None:
+        """One step's worth of virtual time (after an action)."""
+        with self.lock:
+            self.injector.advance_to(self.backend.now + STEP_S)
+
+
+@contextlib.contextmanager
+def episode_world(problem: Problem, seed: int, scratch: Path, recorder: Any) -> Iterator[World]:
+    """The twin run to the session's start with the fault in; on leaving, a mitigation's checks
+    SETTLE_S later and the service level are recorded."""
     from pytest_marathon.apiserver import start_kube_api
     from pytest_marathon.apiserver.kubeconfig import write_kubeconfig
 
@@ -221,14 +273,29 @@ def _play(problem: Problem, player: Any, seed: int, max_steps: int, recorder: An
         with lock:
             return body()
 
-    trajectory: list[dict[str, Any]] = []
     with start_kube_api(backend, lock=lock) as server:
         kubeconfig = write_kubeconfig(scratch / "kubeconfig.yaml", server.url, backend.namespace)
         aci = Interface(backend, backend.namespace, kubeconfig, scratch / "cache", run_locked=locked)
+        yield World(backend, injector, aci, lock, locked(backend.workloads))
+        with lock:
+            if problem.task == "mitigation":
+                injector.advance_to(backend.now + SETTLE_S)
+                for check, value in sorted(mitigation_checks(problem, backend, injector.entry).items()):
+                    recorder.append("probes", {"t": backend.now, "check": check, "value": value})
+            for sample in backend.sli_samples(since=0.0):
+                recorder.append("sli", {"t": sample.t, "q": sample.q, "e": sample.e, "l": sample.l})
+            injector.finish()
+
+
+def _play(problem: Problem, player: Any, seed: int, max_steps: int, recorder: Any, scratch: Path,
+          meter: Any) -> list[dict[str, Any]]:
+    trajectory: list[dict[str, Any]] = []
+    with episode_world(problem, seed, scratch, recorder) as world:
+        backend, aci = world.backend, world.aci
         apis = dict(line.split(" -> ", 1) if " -> " in line else (line, "") for line in
                     aci.documentation(problem.task).splitlines())
         if hasattr(player, "init_context"):
-            player.init_context(task_description(problem, backend.namespace, locked(backend.workloads)),
+            player.init_context(task_description(problem, backend.namespace, world.workloads),
                                 instructions(), apis)
         state = FIRST_STATE
         loop = asyncio.new_event_loop()
@@ -268,22 +335,13 @@ def _play(problem: Problem, player: Any, seed: int, max_steps: int, recorder: An
                     "args": list(call.args) if call else None, "verdict": verdict, "action": reply,
                     "observation": observation[:OBSERVATION_RECORDED], "result_chars": len(observation)})
                 trajectory.append({"step": step, "t": t, "action": reply, "observation": observation[:2000]})
-                with lock:
-                    injector.advance_to(backend.now + STEP_S)
+                world.step()
                 state = f"{observation}\nPlease take the next action"
         finally:
             closing = getattr(player, "close", None)
             if closing is not None and inspect.iscoroutinefunction(closing):
                 loop.run_until_complete(closing())
             loop.close()
-        with lock:
-            if problem.task == "mitigation":
-                injector.advance_to(backend.now + SETTLE_S)
-                for check, value in sorted(mitigation_checks(problem, backend, injector.entry).items()):
-                    recorder.append("probes", {"t": backend.now, "check": check, "value": value})
-            for sample in backend.sli_samples(since=0.0):
-                recorder.append("sli", {"t": sample.t, "q": sample.q, "e": sample.e, "l": sample.l})
-            injector.finish()
     return trajectory
 
 

@@ -68,11 +68,16 @@ def build_mcp_server(session: ToolSession) -> MCPServer:
 class HttpServer:
     """A streamable-HTTP MCP endpoint on 127.0.0.1 served from a daemon thread.
 
-    Use as a context manager (yields the URL) or keep the handle: `.url`, `.close()`.
+    Use as a context manager (yields the URL) or keep the handle: `.url`, `.close()`. `server`
+    serves another tool set over the same transport (an episode's ACI) instead of the session's.
     """
 
-    def __init__(self, session: ToolSession, port: int = 0) -> None:
-        app = build_mcp_server(session).streamable_http_app(host="127.0.0.1")
+    def __init__(self, session: ToolSession | None, port: int = 0, *, server: MCPServer | None = None) -> None:
+        if server is None:
+            if session is None:
+                raise ValueError("HttpServer needs a session or a server")
+            server = build_mcp_server(session)
+        app = server.streamable_http_app(host="127.0.0.1")
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:

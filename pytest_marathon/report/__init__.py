@@ -61,9 +61,7 @@ def write_report(path: Path, results: Iterable[MarathonResult], title: str = "")
     spread_header, spread_body = spread_rows(runs, [(row.agent, row.app) for row in board])
     outcome_rows = [(section["id"], result.outcome_counts()) for section, result in
                     zip(sections, runs)]
-    template = jinja2.Environment(autoescape=True).from_string(
-        resources.files(__package__).joinpath("templates/report.html.j2").read_text()
-    )
+    template = environment().get_template("report.html.j2")
     html = template.render(
         title=title or "pytest-marathon report",
         release=RELEASE,
@@ -78,6 +76,19 @@ def write_report(path: Path, results: Iterable[MarathonResult], title: str = "")
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(html, encoding="utf-8")
+
+
+def environment() -> jinja2.Environment:
+    """The report templates, which share their style sheet (`style.html.j2`)."""
+    folder = resources.files(__package__).joinpath("templates")
+    return jinja2.Environment(
+        autoescape=True, loader=jinja2.FunctionLoader(lambda name: folder.joinpath(name).read_text())
+    )
+
+
+def relative_link(target: Path, start: Path) -> str:
+    """A link from the report's folder to a bundle (absolute only across drives)."""
+    return _relative(target, start)
 
 
 def _section(result: MarathonResult, report_dir: Path) -> dict[str, object]:
