@@ -9,8 +9,8 @@ Mitigation is stricter than AIOpsLab's: its evaluators check only that every pod
 ready (aiopslab/orchestrator/problems/*/`eval` of the Mitigation classes), which a flag fault never
 breaks, so submitting at once would pass. Here the fault's effect must be gone as well: the flag
 back at its healthy variant, the catalog entry's own symptom probe passing, or for a chaos
-fault (HotelReservation's MongoDB problems) its check probe passing: a search through the frontend
-answered again. Those two checks are
+fault (HotelReservation's MongoDB problems, SocialNetwork's scale to zero) its check probe passing:
+a search or a compose through the frontend answered again. Those two checks are
 taken on the live system and recorded in the bundle's `probes` stream; the verdict is computed from
 the bundle alone (`judge`), so a score can be recomputed by anyone holding it.
 """

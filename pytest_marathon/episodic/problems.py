@@ -37,7 +37,8 @@ class Fault:
     """How a problem's fault is put in place at t = 0 and what undoing it means."""
 
     kind: str  # "flag": set a flagd flag's default variant; "catalog": inject a catalog entry;
-    #            "chaos": start twin chaos faults (AIOpsLab's injector steps as the twin does them)
+    #            "chaos": start twin chaos faults (AIOpsLab's injector steps as the twin does them;
+    #            a step of kind "scale" sets a deployment's replicas, as `kubectl scale` does)
     name: str  # the flag, the catalog entry id, or the AIOpsLab fault type
     value: str = ""  # the flag's faulty variant
     healthy: str = ""  # the flag's variant when the fault is gone
@@ -183,9 +184,32 @@ def _hotel_problems() -> list[Problem]:
     return out
 
 
+SOCIAL = "socialnetwork"
+#: A post composed through nginx-thrift: user-service is on its path (ComposePostHandler.h
+#: _ComposeCreaterHelper -> UserService ComposeCreatorWithUserId).
+COMPOSE_PROBE = {"kind": "request", "route": "/wrk2-api/post/compose", "max_seconds": 2.5}
+
+
+def _social_problems() -> list[Problem]:
+    """AIOpsLab's SocialNetwork problems the twin runs, in the registry's order. scale_pod/
+    scale_pod_social_net.py: VirtualizationFaultInjector `scale_pods_to_zero` on user-service
+    (aiopslab/generators/fault/inject_virtual.py: `kubectl scale deployment <svc> --replicas=0`);
+    the analysis answer is Virtualization / Operation Error; the mitigation evaluator wants
+    user-service at 1 desired and 1 available replica and every pod ready, here also a compose
+    answered again. The target-port, MongoDB-auth and unknown-node problems are left out
+    (docs/fidelity.md, SocialNetwork)."""
+    fault = Fault("chaos", "scale_pods_to_zero", steps=(("scale", "user-service", {"replicas": 0}),),
+                  check=COMPOSE_PROBE,
+                  repairs=("kubectl scale deployment user-service -n {ns} --replicas=1",))
+    out = [Problem(pid=f"scale_pod_zero_social_net-{task}-1", app=SOCIAL, task=task, fault=fault,
+                   faulty=("user-service",), analysis=("Virtualization", "Operation Error")) for task in TASKS]
+    out.append(Problem(pid="noop_detection_social_network-1", app=SOCIAL, task="detection", fault=None))
+    return out
+
+
 def aiopslab_problems() -> list[Problem]:
     """AIOpsLab's problems on the applications the twin has, in the registry's order."""
-    return _flag_problems() + _mongo_problems() + _hotel_problems()
+    return _flag_problems() + _mongo_problems() + _hotel_problems() + _social_problems()
 
 
 def catalog_problems(app: str) -> list[Problem]:

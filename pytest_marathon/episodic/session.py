@@ -129,7 +129,10 @@ class _Injector:
         if fault is not None and fault.kind == "chaos" and backend.now < 0.0 <= t:
             backend.advance_to(0.0)
             for kind, target, params in fault.steps:
-                backend.chaos_start(kind, target, **dict(params))
+                if kind == "scale":
+                    backend.scale(target, int(params["replicas"]))
+                else:
+                    backend.chaos_start(kind, target, **dict(params))
         while self.orchestrator is not None and backend.now + backend.tick_seconds <= t + 1e-9:
             self.orchestrator.step(backend.now)
             backend.advance_to(backend.now + backend.tick_seconds)
