@@ -124,6 +124,10 @@ class _Injector:
             backend.advance_to(0.0)
             for kind, target, params in fault.steps:
                 backend.chaos_start(kind, target, **dict(params))
+        if fault is not None and fault.kind == "image" and backend.now < 0.0 <= t:
+            backend.advance_to(0.0)
+            for deployment, image in fault.steps:
+                backend.release(deployment, image=image, change_cause="")
         while self.orchestrator is not None and backend.now + backend.tick_seconds <= t + 1e-9:
             self.orchestrator.step(backend.now)
             backend.advance_to(backend.now + backend.tick_seconds)
