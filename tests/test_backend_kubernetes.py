@@ -84,9 +84,30 @@ def test_a_chaos_mesh_object_starts_and_stops_the_chaos_its_spec_describes(serve
     status, _ = _request(f"{path}/kill-frontend", "DELETE", token=TOKEN)
     assert status == 200 and not twin.chaos.active
     # what the twin does not model is refused naming the field, and nothing starts
-    unsupported = {**doc, "metadata": {"name": "kill-container"}, "spec": {**doc["spec"], "action": "container-kill"}}
+    unsupported = {**doc, "metadata": {"name": "kill-all"}, "spec": {**doc["spec"], "mode": "fixed"}}
     status, answer = _request(path, "POST", unsupported, token=TOKEN)
-    assert status == 422 and answer["details"]["causes"][0]["field"] == "spec.action"
+    assert status == 422 and answer["details"]["causes"][0]["field"] == "spec.mode"
+    assert not twin.chaos.active
+
+
+def test_podchaos_pod_failure_and_container_kill_through_the_chaos_mesh_api(served: Any) -> None:
+    twin, server = served
+    path = f"{server.url}/apis/chaos-mesh.org/v1alpha1/namespaces/{twin.namespace}/podchaos"
+    selector = {"namespaces": [twin.namespace], "labelSelectors": {"app": "cartservice"}}
+    kill = {"apiVersion": "chaos-mesh.org/v1alpha1", "kind": "PodChaos", "metadata": {"name": "kill-cart"},
+            "spec": {"action": "container-kill", "mode": "one", "containerNames": ["server"], "selector": selector}}
+    status, created = _request(path, "POST", kill, token=TOKEN)
+    assert status == 201, created
+    fail = {**kill, "metadata": {"name": "fail-cart"},
+            "spec": {"action": "pod-failure", "mode": "one", "duration": "100s", "selector": selector}}
+    status, created = _request(path, "POST", fail, token=TOKEN)
+    assert status == 201, created
+    [fault] = [f for f in twin.chaos.active.values() if f.handle == created["metadata"]["uid"]]
+    assert (fault.kind, fault.target, fault.params["duration"]) == ("pod_failure", "cartservice", 100.0)
+    [pod] = [p for p in twin.resources("pods") if p["metadata"]["name"].startswith("cartservice-")]
+    assert pod["spec"]["containers"][0]["image"] == "gcr.io/google-containers/pause:latest"
+    for name in ("kill-cart", "fail-cart"):
+        assert _request(f"{path}/{name}", "DELETE", token=TOKEN)[0] == 200
     assert not twin.chaos.active
 
 

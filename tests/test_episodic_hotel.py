@@ -26,6 +26,7 @@ TASKS = ("detection", "localization", "analysis", "mitigation")
 AIOPSLAB_HOTEL_IDS = (
     [f"{stem}_mongodb-{task}-{n}" for n in (1, 2) for stem in ("revoke_auth", "user_unregistered") for task in TASKS]
     + [f"misconfig_app_hotel_res-{task}-1" for task in TASKS]
+    + [f"container_kill-{task}" for task in ("detection", "localization")]
     + [f"{stem}_hotel_res-{task}-1" for stem in ("pod_failure", "pod_kill", "network_loss", "network_delay")
        for task in ("detection", "localization")]
     + ["noop_detection_hotel_reservation-1"]
@@ -73,6 +74,15 @@ def test_the_answers_are_the_problem_modules_answers() -> None:
     assert pool["network_loss_hotel_res-detection-1"].fault.steps == (("network_loss", "user", {"loss": 0.99}),)
     assert pool["network_delay_hotel_res-detection-1"].fault.steps == (("network_delay", "user", {"delay_ms": 10_000.0}),)
     assert pool["noop_detection_hotel_reservation-1"].fault is None
+    # pod_failure.py / pod_kill.py: PodChaos pod-failure on `user` for 100 s; container_kill.py: geo's
+    # hotel-reserv-geo; misconfig_app: geo's image set to the buggy build
+    failure = (("pod_failure", "user", {"count": 1, "duration": 100.0}),)
+    assert pool["pod_failure_hotel_res-detection-1"].fault.steps == pool["pod_kill_hotel_res-detection-1"].fault.steps == failure
+    assert pool["container_kill-localization"].faulty == ("geo",)
+    assert pool["container_kill-detection"].fault.steps == (("container_kill", "geo", {"container": "hotel-reserv-geo"}),)
+    assert pool["misconfig_app_hotel_res-mitigation-1"].fault.steps == (("geo", "yinfangchen/geo:app3"),)
+    assert pool["misconfig_app_hotel_res-localization-1"].faulty == ("geo",)
+    assert not [pid for pid, p in pool.items() if p.unsupported]
 
 
 @needs_kubectl
@@ -85,7 +95,7 @@ def test_the_oracle_solves_every_problem_and_always_no_passes_only_the_noop(pyte
     assert sorted(p for p in passed if p.startswith("episode[oracle-")) == sorted(f"episode[oracle-{pid}]" for pid in RUNNABLE)
     assert [p for p in passed if p.startswith("episode[always-no-")] == [
         "episode[always-no-noop_detection_hotel_reservation-1]"]
-    assert result.parseoutcomes()["skipped"] == 2 * (len(AIOPSLAB_HOTEL_IDS) - len(RUNNABLE))
+    assert "skipped" not in result.parseoutcomes() and RUNNABLE == AIOPSLAB_HOTEL_IDS
 
 
 @needs_kubectl
@@ -123,3 +133,21 @@ def test_granting_the_role_back_through_the_mongo_shell_is_the_repair() -> None:
     wrong = grant.replace("'geo-db'", "'rate-db'")
     result = run_problem(problem, Script(f"exec_shell('{wrong}')", "submit()"), seed=3)
     assert not result.correct
+
+
+@needs_kubectl
+def test_the_buggy_geo_image_crash_loops_a_new_pod_beside_the_old_one_until_set_back() -> None:
+    """inject_misconfig_app updates geo's deployment to yinfangchen/geo:app3: the rolling update's
+    new pod runs the build (our reading: no credentials in its MongoDB URL) and its first count is
+    refused; the old pod keeps serving (maxUnavailable rounds down to 0), so only the pods tell."""
+    problem = find_problem("misconfig_app_hotel_res-mitigation-1", HOTEL)
+    agent = Script(f'exec_shell("kubectl get pods -n {NAMESPACE} -o wide")', f'get_logs("{NAMESPACE}", "geo")', "submit()")
+    result = run_problem(problem, agent, seed=3)
+    pods, logs = agent.seen[1], agent.seen[2]
+    assert sum(line.startswith("geo-") for line in pods.splitlines()) == 2
+    assert any(line.startswith("geo-") and "CrashLoopBackOff" in line for line in pods.splitlines())
+    assert "(Unauthorized) command count requires authentication" in logs
+    assert not result.correct and result.details["fault_effect_gone"] is True
+    # `kubectl set image` back to the previous image is the repair
+    repair = problem.fault.repairs[0].replace("{ns}", NAMESPACE)
+    assert run_problem(problem, Script(f'exec_shell("{repair}")', "submit()"), seed=3).correct

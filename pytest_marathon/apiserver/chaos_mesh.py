@@ -5,6 +5,8 @@ Fields as chaos-mesh `api/v1alpha1` defines them (podchaos_types.go, networkchao
 stresschaos_types.go, schedule_types.go):
 
     PodChaos      action pod-kill                        -> pod_kill
+                  action pod-failure, duration "<d>"     -> pod_failure (duration s; none: until deleted)
+                  action container-kill, containerNames  -> container_kill (container: the one name)
     Schedule      type PodChaos, schedule "@every <d>"   -> pod_kill, again every <d>
     NetworkChaos  action delay, delay.latency "<n>ms"    -> network_delay (delay_ms)
                   action loss, loss.loss "<percent>"     -> network_loss (loss, a fraction)
@@ -14,9 +16,11 @@ stresschaos_types.go, schedule_types.go):
 
 The pods are the deployment whose `app` label `selector.labelSelectors` names (the twin's pods
 carry it, as the manifests render them). What the twin does not model is refused with the field
-that asks for it: other actions, selectors by anything but `app`, a `mode` other than `all` or
-`one`. A `duration` is not kept: the twin's fault lasts until the object is deleted, and the
-backend asks for a duration longer than any run (docs/fidelity.md).
+that asks for it: selectors by anything but `app`, a `mode` other than `all` or `one`. A
+`duration` is kept by pod-failure alone (its pods get their image back when it runs out, as
+Chaos Mesh recovers them); the other kinds last until the object is deleted, and the backend asks
+for a duration longer than any run (docs/fidelity.md). pod-kill and container-kill are one-shot
+(`+chaos-mesh:oneshot` in podchaos_types.go): their duration changes nothing.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ _EVERY = re.compile(r"^@every\s+(\d+(?:\.\d+)?)(ms|s|m|h)$")
 _UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 _LATENCY = re.compile(r"^(\d+(?:\.\d+)?)(us|ms|s)$")
 _LATENCY_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
+_GO_UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 # chaos-mesh's memStress parses sizes with go-humanize (`256MB`, `256MiB`); the twin takes
 # Kubernetes quantities, and MiB is Mi
 _SIZE = re.compile(r"^(\d+)(Ki|Mi|Gi)B$")
@@ -56,6 +62,14 @@ def _app(spec: Mapping[str, Any], where: str) -> str:
     return str(labels["app"])
 
 
+def _duration(text: Any) -> float:
+    """A Go duration of one or more `<n><unit>` parts (`100s`, `1m30s`), in seconds."""
+    parts = _DURATION_PART.findall(str(text).strip())
+    if not parts or "".join(n + u for n, u in parts) != str(text).strip():
+        raise ChaosSpecError("spec.duration", f"a duration such as 100s is required, got {text!r}")
+    return sum(float(n) * _GO_UNIT[u] for n, u in parts)
+
+
 def fault_of(kind: str, spec: Mapping[str, Any]) -> tuple[str, str, dict[str, Any]]:
     """(twin chaos kind, target deployment, params) for a Chaos Mesh object's spec."""
     if kind == "Schedule":
@@ -67,11 +81,23 @@ def fault_of(kind: str, spec: Mapping[str, Any]) -> tuple[str, str, dict[str, An
         kill, target, params = fault_of("PodChaos", spec.get("podChaos") or {})
         return kill, target, {**params, "interval": float(every.group(1)) * _UNIT[every.group(2)]}
     if kind == "PodChaos":
-        if spec.get("action") != "pod-kill":
-            raise ChaosSpecError("spec.action", "the twin carries PodChaos action pod-kill")
+        action = spec.get("action", "pod-kill")  # podchaos_types.go: "Default action: pod-kill"
+        if action not in ("pod-kill", "pod-failure", "container-kill"):
+            raise ChaosSpecError("spec.action", f"PodChaos action {action!r} is not one of pod-kill, pod-failure, "
+                                 "container-kill")
         if spec.get("mode", "one") != "one":
-            raise ChaosSpecError("spec.mode", "the twin kills one pod per pod-kill (mode one)")
-        return "pod_kill", _app(spec, "spec"), {"count": 1}
+            raise ChaosSpecError("spec.mode", f"the twin carries {action} on one pod (mode one)")
+        target = _app(spec, "spec")
+        if action == "pod-failure":
+            if spec.get("duration") is None:
+                return "pod_failure", target, {"count": 1}
+            return "pod_failure", target, {"count": 1, "duration": _duration(spec["duration"])}
+        if action == "container-kill":
+            names = spec.get("containerNames") or []
+            if not isinstance(names, list) or len(names) != 1:
+                raise ChaosSpecError("spec.containerNames", "the twin's pods have one container: name it")
+            return "container_kill", target, {"count": 1, "container": str(names[0])}
+        return "pod_kill", target, {"count": 1}
     if kind == "NetworkChaos":
         action = spec.get("action")
         target = _app(spec, "spec")

@@ -38,15 +38,19 @@ class Fault:
 
     kind: str  # "flag": set a flagd flag's default variant; "catalog": inject a catalog entry;
     #            "chaos": start twin chaos faults (AIOpsLab's injector steps as the twin does them;
-    #            a step of kind "scale" sets a deployment's replicas, as `kubectl scale` does)
+    #            a step of kind "scale" sets a deployment's replicas, as `kubectl scale` does);
+    #            "image": set deployments' container image (AIOpsLab's update_deployment)
     name: str  # the flag, the catalog entry id, or the AIOpsLab fault type
     value: str = ""  # the flag's faulty variant
     healthy: str = ""  # the flag's variant when the fault is gone
-    #: kind "chaos": (chaos kind, target, params) started in order at t = 0
+    #: kind "chaos": (chaos kind, target, params) started in order at t = 0; kind "image":
+    #: (deployment, image) set at t = 0
     steps: tuple[Any, ...] = ()
-    #: kind "chaos": the probe that passes once the fault's effect is gone (judged with pods healthy)
+    #: kinds "chaos", "image": the probe that passes once the fault's effect is gone (judged with
+    #: pods healthy)
     check: dict[str, Any] | None = None
-    #: kind "chaos": the kubectl commands that undo it (`{ns}`: the namespace), what the oracle runs
+    #: kinds "chaos", "image": the kubectl commands that undo it (`{ns}`: the namespace), what the
+    #: oracle runs
     repairs: tuple[str, ...] = ()
 
 
@@ -157,29 +161,33 @@ def _mongo_problems() -> list[Problem]:
 def _hotel_problems() -> list[Problem]:
     """The rest of AIOpsLab's HotelReservation problems, in the registry's order."""
     out = []
+    # misconfig_app_hotel_res.py through inject_app.py inject_misconfig_app: geo's container image
+    # replaced by yinfangchen/geo:app3 (an update of the deployment, no change-cause); recovery sets
+    # the image back, which `rollout undo` or `set image` to the previous one does
+    misconfig = Fault("image", "misconfig_app", steps=(("geo", "yinfangchen/geo:app3"),), check=SEARCH_PROBE,
+                      repairs=("kubectl set image deployment/geo hotel-reserv-geo=localhost:5001/hotelreservation/geo:latest -n {ns}",))
     for task in TASKS:
-        # misconfig_app_hotel_res.py: geo's container image set to yinfangchen/geo:app3
-        out.append(Problem(pid=f"misconfig_app_hotel_res-{task}-1", app=HOTEL, task=task,
-                           fault=Fault("chaos", "misconfig_app"), faulty=("geo",),
-                           analysis=("Application", "Misconfiguration"),
-                           unsupported="the buggy image yinfangchen/geo:app3 is not in the twin: what it "
-                                       "changes is not in any public source (docs/fidelity.md, HotelReservation)"))
-    no_pod_failure = ("Chaos Mesh pod-failure (the pod's containers swapped for a pause image) is not a twin "
-                      "chaos kind (docs/fidelity.md, HotelReservation)")
-    # aiopslab/generators/fault/inject_symp.py: NetworkChaos on one pod of `user` for 200 s, loss 99 %
-    # (correlation 100), delay 10 s latency; pod_kill uses the pod-failure action as pod_failure does
+        out.append(Problem(pid=f"misconfig_app_hotel_res-{task}-1", app=HOTEL, task=task, fault=misconfig,
+                           faulty=("geo",), analysis=("Application", "Misconfiguration")))
+    # container_kill.py: inject_container_kill("geo", "hotel-reserv-geo"), PodChaos container-kill
+    # mode one (registry ids without "-1")
+    kill = Fault("chaos", "container_kill", steps=(("container_kill", "geo", {"container": "hotel-reserv-geo"}),))
+    for task in ("detection", "localization"):
+        out.append(Problem(pid=f"container_kill-{task}", app=HOTEL, task=task, fault=kill, faulty=("geo",)))
+    # aiopslab/generators/fault/inject_symp.py on one pod of `user`: PodChaos pod-failure for 100 s
+    # (pod_failure.py, pod_kill.py: duration="100s"; inject_pod_kill uses the pod-failure action
+    # too), NetworkChaos for 200 s, loss 99 % (correlation 100), delay 10 s latency
+    failure = (("pod_failure", "user", {"count": 1, "duration": 100.0}),)
     symptoms = (
-        ("pod_failure_hotel_res", Fault("chaos", "pod_failure"), no_pod_failure),
-        ("pod_kill_hotel_res", Fault("chaos", "pod_kill"), no_pod_failure),
-        ("network_loss_hotel_res", Fault("chaos", "network_loss",
-                                         steps=(("network_loss", "user", {"loss": 0.99}),)), ""),
+        ("pod_failure_hotel_res", Fault("chaos", "pod_failure", steps=failure)),
+        ("pod_kill_hotel_res", Fault("chaos", "pod_kill", steps=failure)),
+        ("network_loss_hotel_res", Fault("chaos", "network_loss", steps=(("network_loss", "user", {"loss": 0.99}),))),
         ("network_delay_hotel_res", Fault("chaos", "network_delay",
-                                          steps=(("network_delay", "user", {"delay_ms": 10_000.0}),)), ""),
+                                          steps=(("network_delay", "user", {"delay_ms": 10_000.0}),))),
     )
-    for stem, fault, unsupported in symptoms:
+    for stem, fault in symptoms:
         for task in ("detection", "localization"):
-            out.append(Problem(pid=f"{stem}-{task}-1", app=HOTEL, task=task, fault=fault, faulty=("user",),
-                               unsupported=unsupported))
+            out.append(Problem(pid=f"{stem}-{task}-1", app=HOTEL, task=task, fault=fault, faulty=("user",)))
     out.append(Problem(pid="noop_detection_hotel_reservation-1", app=HOTEL, task="detection", fault=None))
     return out
 

@@ -97,6 +97,16 @@ def instructions() -> str:
             "words, labels, or prefixes.")
 
 
+def _session_timed(params: Any) -> dict[str, Any]:
+    """A timed fault's duration counted from the session's start: AIOpsLab's agent starts as the
+    fault goes in (pod_failure's 100 s are the agent's first 100 s), the twin's session START_S
+    after it, so the twin's fault lasts START_S longer and the agent meets it on, as there."""
+    params = dict(params)
+    if "duration" in params:
+        params["duration"] = float(params["duration"]) + START_S
+    return params
+
+
 class _Injector:
     """Puts the problem's fault in place at t = 0 and keeps a catalog fault's orchestrator going."""
 
@@ -132,7 +142,11 @@ class _Injector:
                 if kind == "scale":
                     backend.scale(target, int(params["replicas"]))
                 else:
-                    backend.chaos_start(kind, target, **dict(params))
+                    backend.chaos_start(kind, target, **_session_timed(params))
+        if fault is not None and fault.kind == "image" and backend.now < 0.0 <= t:
+            backend.advance_to(0.0)
+            for deployment, image in fault.steps:
+                backend.release(deployment, image=image, change_cause="")
         while self.orchestrator is not None and backend.now + backend.tick_seconds <= t + 1e-9:
             self.orchestrator.step(backend.now)
             backend.advance_to(backend.now + backend.tick_seconds)

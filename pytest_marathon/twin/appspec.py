@@ -73,6 +73,9 @@ class DeploymentSpec:
     start_seconds: tuple[float, float] = (8.0, 12.0)
     # the env variable the program takes its listening port from
     port_env: str = "PORT"
+    # other builds of the service pushed beside its image: tag -> a folder (relative to app.yaml)
+    # whose files replace the service folder's (AIOpsLab's buggy yinfangchen/geo:app3)
+    extra_images: dict[str, str] = field(default_factory=dict)
 
     @property
     def has_code(self) -> bool:
@@ -432,9 +435,19 @@ def _deployment(r: _Reader, name: str, body: Any) -> DeploymentSpec:
         init_wait=tuple(str(a) for a in r.get(body, "init_wait", f"{w}.init_wait", list, [])),
         start_seconds=_pair(r, body, "start_seconds", w, (8.0, 12.0)),
         port_env=r.get(body, "port_env", f"{w}.port_env", str, "PORT"),
+        extra_images=_extra_images(r, body, kind, w),
         # Secret references come first so literal values can refer to them with $(VAR)
         env_order=(*secret_env, *(k for k in env if k not in secret_env)),
     )
+
+
+def _extra_images(r: _Reader, body: Any, kind: str, w: str) -> dict[str, str]:
+    extra = r.get(body, "extra_images", f"{w}.extra_images", dict, {})
+    if extra and kind in SERVER_KINDS:
+        raise r.fail(f"{w}.extra_images", "only a deployment running service code has other builds")
+    if not all(isinstance(k, str) and ":" in k and isinstance(v, str) and v for k, v in extra.items()):
+        raise r.fail(f"{w}.extra_images", "expected image name:tag -> folder")
+    return dict(extra)
 
 
 def _pair(r: _Reader, body: Any, key: str, w: str, default: tuple[float, float]) -> tuple[float, float]:

@@ -18,6 +18,8 @@ from pytest_marathon.twin.runtime import NO_EFFECT, EdgeEffect
 
 KINDS = (
     "pod_kill",
+    "pod_failure",
+    "container_kill",
     "cpu_hog",
     "memory_hog",
     "network_delay",
@@ -31,6 +33,14 @@ KINDS = (
     "mongo_drop_user",
     "mysql_revoke_grants",
 )
+
+#: The image Chaos Mesh's pod-failure puts in the containers' place (chaos-mesh pkg/config/
+#: controller.go, PodFailurePauseImage's default).
+PAUSE_IMAGE = "gcr.io/google-containers/pause:latest"
+#: How the app's process ends on the kubelet's SIGTERM (Go's default handler: killed by the signal,
+#: 128 + 15), and how /pause does (its sigdown handler exits 0).
+SIGTERM_EXIT = 143
+PAUSE_EXIT = 0
 
 # Who picks up a rotated credential: the datastore server alone (clients keep the old value until
 # they restart), or the clients alone (a reloader restarts them; the server keeps the old value).
@@ -60,6 +70,7 @@ class Chaos:
         self.mongo_servers: dict[str, Any] = {}
         self.mysql_servers: dict[str, Any] = {}  # the twin's MySQL servers by pod  # the twin's MongoDB servers by pod
         cluster.controllers.append(self._repeat)
+        cluster.controllers.append(self._expire)
 
     # --- what the rest of the twin consults --------------------------------------------------------
     def edge_effect(self, src: str, dst: str, src_zone: str = "", dst_zone: str = "") -> EdgeEffect:
@@ -134,6 +145,58 @@ class Chaos:
             if fault.kind == "pod_kill" and "interval" in fault.params and now >= fault.undo["next"]:
                 self._kill_pods(fault, now)
                 fault.undo["next"] = now + float(fault.params["interval"])
+
+    def _expire(self, now: float) -> None:
+        """A pod-failure with a `duration` recovers by itself when it runs out (Chaos Mesh's
+        controller calls Recover at the end of the duration); its object, and our handle, stay
+        until deleted, and deleting it then changes nothing."""
+        for handle in sorted(self.active):
+            fault = self.active[handle]
+            if fault.kind == "pod_failure" and not fault.undo["recovered"] and now >= fault.undo["until"]:
+                self._stop_pod_failure(fault, now)
+
+    def _start_pod_failure(self, fault: ChaosFault, now: float) -> None:
+        """Chaos Mesh pod-failure (controllers/chaosimpl/podchaos/podfailure/impl.go): each chosen
+        pod's container image is patched to the pause image and the original kept to put back.
+        The pod stays; the kubelet restarts the container with /pause, which listens on nothing,
+        so connections to it are refused (Ready all the same when the pod has no readiness
+        probe). `count` pods (mode one: 1), `duration` seconds (none: until stopped)."""
+        duration = fault.params.get("duration")
+        if duration is not None and float(duration) <= 0:
+            raise BackendError("pod_failure duration must be > 0 s")
+        pods = sorted(self.cluster.pods_of(fault.target), key=lambda p: p.name)
+        pods = [p for p in pods if p.template.image != PAUSE_IMAGE][:int(fault.params.get("count", 1))]
+        if not pods:
+            raise BackendError(f"pod_failure: {fault.target} has no pod to fail")
+        fault.undo.update(recovered=False, until=now + float(duration) if duration is not None else float("inf"),
+                          pods=[(p.name, p.template.image) for p in pods])
+        for pod in pods:
+            self.cluster.swap_image(pod, PAUSE_IMAGE, now, SIGTERM_EXIT)
+
+    def _stop_pod_failure(self, fault: ChaosFault, now: float) -> None:
+        """Recover: the original image patched back into the pods still there (a deleted pod's
+        replacement was made from the ReplicaSet's template and never failed)."""
+        if fault.undo["recovered"]:
+            return
+        fault.undo["recovered"] = True
+        for name, image in fault.undo["pods"]:
+            pod = self.cluster.pods.get(name)
+            if pod is not None and not pod.terminating and pod.template.image == PAUSE_IMAGE:
+                self.cluster.swap_image(pod, image, now, PAUSE_EXIT)
+
+    def _start_container_kill(self, fault: ChaosFault, now: float) -> None:
+        """Chaos Mesh container-kill (controllers/chaosimpl/podchaos/containerkill/impl.go): the
+        named container of one pod killed by the runtime, once; the kubelet restarts it. Recover
+        does nothing, so stopping the fault does nothing either."""
+        container = str(fault.params.get("container") or "")
+        pods = sorted((p for p in self.cluster.pods_of(fault.target) if p.running), key=lambda p: p.name)
+        if not pods:
+            raise BackendError(f"container_kill: {fault.target} has no running container")
+        if container != pods[0].template.container:
+            raise BackendError(f"container_kill: {fault.target}'s pods have no container {container!r} "
+                               f"(their container is {pods[0].template.container!r})")
+        for pod in pods[:int(fault.params.get("count", 1))]:
+            self.cluster.kill_container(pod, now)
 
     def _start_pod_kill(self, fault: ChaosFault, now: float) -> None:
         if "interval" in fault.params:

@@ -693,6 +693,33 @@ class Cluster:
                 self.events.add(now, "Normal", "NodeReady", "Node", name, f"Node {name} status is now: NodeReady")
             node.condition_ready = True
 
+    def kill_container(self, pod: Pod, now: float) -> None:
+        """The container runtime SIGKILLs the container from outside (Chaos Mesh container-kill:
+        chaos-daemon's ContainerKill, controllers/chaosimpl/podchaos/containerkill/impl.go): no
+        Killing event (the kubelet did not do it), exit code 137 reason Error, and the kubelet
+        restarts it as after any exit."""
+        self.terminate(pod, "Error", 137, now, detail="container killed")
+        self._restart_unless_backing_off(pod, now)
+
+    def swap_image(self, pod: Pod, image: str, now: float, exit_code: int) -> None:
+        """A patch of one pod's container image (Chaos Mesh pod-failure patches `spec.containers
+        [].image`, controllers/chaosimpl/podchaos/podfailure/impl.go). The kubelet sees the
+        container's spec hash change, kills it ("Container <name> definition changed, will be
+        restarted": computePodActions, pkg/kubelet/kuberuntime/kuberuntime_manager.go) and starts
+        the new image: a restart counted. `exit_code` is how the old process ends on SIGTERM."""
+        template = pod.template.copy()
+        template.image = image
+        pod.template = template
+        if not pod.running:
+            return  # a waiting container simply starts the new image at its next sync
+        self.events.add(now, "Normal", "Killing", "Pod", pod.name,
+                        f"Container {template.container} definition changed, will be restarted")
+        self.terminate(pod, "Completed" if exit_code == 0 else "Error", exit_code, now, detail="definition changed")
+        # the kubelet kills and starts in one sync; its back-off is keyed on the last *exited*
+        # container's finish, not on this kill, so the new image starts at once
+        pod.backoff_until = None
+        self._restart_unless_backing_off(pod, now)
+
     def rollout_restart(self, name: str, now: float) -> ReplicaSet:
         """`kubectl rollout restart`: the same template stamped with the time, so a new revision
         replaces every pod while keeping the current revision's change-cause."""

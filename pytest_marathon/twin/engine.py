@@ -29,7 +29,7 @@ from pytest_marathon.determinism import rng_for
 from pytest_marathon.tsdb import SeriesStore
 from pytest_marathon.twin import addresses, images, probes
 from pytest_marathon.twin.appspec import PROBE_TYPES, load_app
-from pytest_marathon.twin.chaos import Chaos
+from pytest_marathon.twin.chaos import PAUSE_IMAGE, Chaos
 from pytest_marathon.twin.cluster import Cluster, ContainerCrash
 from pytest_marathon.twin.consumers import (
     ConsumerState,
@@ -113,6 +113,10 @@ class _Containers:
         if dep.kind == "mysql":
             start_mysql(twin, pod, dep)
             return
+        if pod.template.image == PAUSE_IMAGE:
+            # Chaos Mesh pod-failure's stand-in: /pause sleeps and listens on nothing
+            pod.listen_port = 0
+            return
         try:
             compiled = twin.registry.compiled(pod.template.image)
             pod.instance = compiled.instantiate(lambda: twin.startup_context(pod))
@@ -151,6 +155,12 @@ class Twin:
                 self.registry.push_folder(dep.image, name, folder)
             elif not dep.has_code:
                 self.registry.push_plain(dep.image)
+            for tag, overlay in sorted(dep.extra_images.items()):
+                # another build of the service's code (app.yaml `extra_images`): its files over the
+                # service folder's, as a build of a patched working copy is
+                self.registry.push(tag, name, {**self.registry.files(dep.image),
+                                               **images.folder_files(self.spec.services_dir.parent / overlay)})
+        self.registry.push_plain(PAUSE_IMAGE)
         self.event_log = EventLog(self.namespace)
         self.telemetry = Telemetry(self.namespace)
         self.servers: dict[str, RedisServer] = {}

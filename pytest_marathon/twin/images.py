@@ -16,6 +16,15 @@ from pytest_marathon.twin.sandbox_errors import SandboxError, SandboxRefusal
 SKIPPED_SUFFIXES = (".pyc", ".pyo")
 
 
+def folder_files(folder: Path) -> dict[str, str]:
+    """A service folder's files by relative path, as an image build copies them."""
+    return {
+        str(p.relative_to(folder)): p.read_text()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.suffix not in SKIPPED_SUFFIXES and "__pycache__" not in p.parts
+    }
+
+
 def content_hash(files: dict[str, str]) -> str:
     digest = hashlib.sha256()
     for name in sorted(files):
@@ -35,12 +44,7 @@ class ImageRegistry:
         self._service[tag] = service
 
     def push_folder(self, tag: str, service: str, folder: Path) -> None:
-        files = {
-            str(p.relative_to(folder)): p.read_text()
-            for p in sorted(folder.rglob("*"))
-            if p.is_file() and p.suffix not in SKIPPED_SUFFIXES and "__pycache__" not in p.parts
-        }
-        self.push(tag, service, files)
+        self.push(tag, service, folder_files(folder))
 
     def push_plain(self, tag: str) -> None:
         """An image with no service code of ours (a server the engine provides: valkey, Kafka,

@@ -11,6 +11,8 @@ so a fault of mongodb-geo after the start does not touch requests."""
 
 import math
 
+import db as connection
+
 MAX_SEARCH_RESULTS = 5
 MAX_SEARCH_RADIUS_KM = 10.0
 KM_PER_DEGREE = 111.195  # 6371 km * pi / 180
@@ -20,7 +22,7 @@ STATE = {"index": []}  # the ClusteringIndex newGeoIndex fills, per process
 
 def init(ctx):
     ctx.log("info", "Initializing DB connection...")
-    db = ctx.mongo("mongodb://admin:admin@" + ctx.env("GeoMongoAddress", "mongodb-geo:27017"))
+    db = ctx.mongo(connection.mongo_url(ctx.env("GeoMongoAddress", "mongodb-geo:27017")))
     points = db.collection("geo-db", "geo")
     try:
         count = points.count({"hotelId": "1"})
