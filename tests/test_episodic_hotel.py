@@ -151,3 +151,22 @@ def test_the_buggy_geo_image_crash_loops_a_new_pod_beside_the_old_one_until_set_
     # `kubectl set image` back to the previous image is the repair
     repair = problem.fault.repairs[0].replace("{ns}", NAMESPACE)
     assert run_problem(problem, Script(f'exec_shell("{repair}")', "submit()"), seed=3).correct
+
+
+@needs_kubectl
+def test_the_agent_meets_pod_failure_on_and_it_recovers_within_its_100_seconds() -> None:
+    """AIOpsLab's agent starts as PodChaos pod-failure goes in (duration 100 s); the twin's
+    session starts START_S later, so the duration counts from the session's start: the first
+    look shows user's pod on the pause image, a look past 100 s shows its own image back."""
+    problem = find_problem("pod_failure_hotel_res-detection-1", HOTEL)
+    image = "-o=custom-columns=NAME:.metadata.name,IMAGE:.spec.containers[0].image"
+    looks = [f'exec_shell("kubectl get pods -n {NAMESPACE} {image}")'] * 12  # a step is 10 s
+    agent = Script(*looks, 'submit("Yes")')
+    assert run_problem(problem, agent, seed=3).correct
+    first, last = agent.seen[1], agent.seen[12]
+
+    def user_image(table: str) -> str:
+        return next(line.split()[1] for line in table.splitlines() if line.startswith("user-"))
+
+    assert user_image(first) == "gcr.io/google-containers/pause:latest"
+    assert user_image(last) != "gcr.io/google-containers/pause:latest"
