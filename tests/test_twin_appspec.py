@@ -44,6 +44,10 @@ def test_boutique_matches_the_reference() -> None:
         (lambda raw: raw["deployments"]["redis-cart"].update(args=["--requirepass", 1]), "deployments.redis-cart.args"),
         (lambda raw: raw["deployments"]["adservice"].update(container=["server"]), "deployments.adservice.container"),
         (lambda raw: raw["services"][0].update(port_name=80), "services[0].port_name"),
+        (lambda raw: raw["deployments"]["adservice"].update(shared_code=["nowhere"]), "deployments.adservice.shared_code"),
+        (lambda raw: raw["deployments"]["adservice"].update(shared_code=["../boutique"]),
+         "deployments.adservice.shared_code"),
+        (lambda raw: raw["deployments"]["redis-cart"].update(shared_code=["services"]), "deployments.redis-cart.shared_code"),
     ],
 )
 def test_schema_errors_name_file_and_field(tmp_path: Path, mutate, field: str) -> None:
@@ -59,3 +63,17 @@ def test_unknown_app_and_backend() -> None:
         load_app("nope")
     with pytest.raises(BackendError, match="unknown backend"):
         create_backend("boutique", 0, backend="cluster")
+
+
+def test_shared_code_is_built_into_each_image_under_the_service_s_own_files() -> None:
+    """socialNetwork's four Thrift callers share one client file (app.yaml `shared_code`), as
+    upstream compiles src/ClientPool.h into every service; services without it do not hold it."""
+    from pytest_marathon.twin.engine import Twin
+
+    twin = Twin("socialnetwork", seed=1)
+    spec = twin.spec
+    shared = (APPS_DIR / "socialnetwork" / "shared" / "thrift.py").read_text()
+    for name in ("compose-post-service", "text-service", "user-timeline-service", "home-timeline-service"):
+        files = twin.registry.files(spec.deployments[name].image)
+        assert files["thrift.py"] == shared and "service.py" in files
+    assert "thrift.py" not in twin.registry.files(spec.deployments["unique-id-service"].image)

@@ -76,6 +76,10 @@ class DeploymentSpec:
     # other builds of the service pushed beside its image: tag -> a folder (relative to app.yaml)
     # whose files replace the service folder's (AIOpsLab's buggy yinfangchen/geo:app3)
     extra_images: dict[str, str] = field(default_factory=dict)
+    # folders (relative to app.yaml) whose files every build of the service also holds, under the
+    # service's own: the sources one upstream tree shares between its programs (socialNetwork's
+    # src/ClientPool.h and ThriftClient.h are compiled into every service's binary)
+    shared_code: tuple[str, ...] = ()
 
     @property
     def has_code(self) -> bool:
@@ -436,6 +440,7 @@ def _deployment(r: _Reader, name: str, body: Any) -> DeploymentSpec:
         start_seconds=_pair(r, body, "start_seconds", w, (8.0, 12.0)),
         port_env=r.get(body, "port_env", f"{w}.port_env", str, "PORT"),
         extra_images=_extra_images(r, body, kind, w),
+        shared_code=_shared_code(r, body, kind, w),
         # Secret references come first so literal values can refer to them with $(VAR)
         env_order=(*secret_env, *(k for k in env if k not in secret_env)),
     )
@@ -448,6 +453,18 @@ def _extra_images(r: _Reader, body: Any, kind: str, w: str) -> dict[str, str]:
     if not all(isinstance(k, str) and ":" in k and isinstance(v, str) and v for k, v in extra.items()):
         raise r.fail(f"{w}.extra_images", "expected image name:tag -> folder")
     return dict(extra)
+
+
+def _shared_code(r: _Reader, body: Any, kind: str, w: str) -> tuple[str, ...]:
+    shared = r.get(body, "shared_code", f"{w}.shared_code", list, [])
+    if shared and kind in SERVER_KINDS:
+        raise r.fail(f"{w}.shared_code", "only a deployment running service code builds shared sources")
+    if not all(isinstance(v, str) and v and not v.startswith("/") and ".." not in v.split("/") for v in shared):
+        raise r.fail(f"{w}.shared_code", "expected folders relative to app.yaml")
+    missing = [v for v in shared if not (r.path.parent / v).is_dir()]
+    if missing:
+        raise r.fail(f"{w}.shared_code", f"no folder {missing[0]!r} beside app.yaml")
+    return tuple(shared)
 
 
 def _pair(r: _Reader, body: Any, key: str, w: str, default: tuple[float, float]) -> tuple[float, float]:

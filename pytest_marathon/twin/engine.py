@@ -152,7 +152,10 @@ class Twin:
         for name, dep in self.spec.deployments.items():
             folder = self.spec.services_dir / name
             if dep.has_code and folder.is_dir():
-                self.registry.push_folder(dep.image, name, folder)
+                shared = {}
+                for source in dep.shared_code:
+                    shared.update(images.folder_files(self.spec.services_dir.parent / source))
+                self.registry.push(dep.image, name, {**shared, **images.folder_files(folder)})
             elif not dep.has_code:
                 self.registry.push_plain(dep.image)
             for tag, overlay in sorted(dep.extra_images.items()):

@@ -1,5 +1,5 @@
-"""Calls to another Thrift service as socialNetwork's C++ clients make them (the same file in every
-service that calls one). ClientPool::Pop (DeathStarBench socialNetwork/src/ClientPool.h) connects a
+"""Calls to another Thrift service as socialNetwork's C++ clients make them (app.yaml `shared_code`:
+built into every service that calls one, as upstream's shared sources are). ClientPool::Pop (DeathStarBench socialNetwork/src/ClientPool.h) connects a
 pooled TSocket; a failed connect logs `Failed to connect <client type>` and rethrows Thrift's
 TTransportException, which no handler catches: it leaves the server as a TApplicationException with
 the same text (apache/thrift lib/cpp/src/thrift/transport/TSocket.cpp: `connect() failed` with the
