@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from episode_scripts import collected_ids, needs_kubectl
 
 from pytest_marathon.bundle import read_bundle
 from pytest_marathon.episodic import problem_pool, run_problem
@@ -19,8 +20,6 @@ from pytest_marathon.episodic.recording import score_episode
 
 pytest_plugins = ["pytester"]
 
-needs_kubectl = pytest.mark.skipif(shutil.which("kubectl") is None,
-                                   reason="kubectl not installed (Debian package 'kubernetes-client')")
 
 AIOPSLAB_ASTRONOMY_IDS = [
     f"astronomy_shop_{stem}-{task}-1"
@@ -41,14 +40,10 @@ AIOPSLAB_ASTRONOMY_IDS = [
 ] + ["noop_detection_astronomy_shop-1"]
 
 
-def _ids(lines: list[str], agent: str) -> list[str]:
-    prefix = f"episode[{agent}-"
-    return [line[len(prefix):-1] for line in lines if line.startswith(prefix)]
-
 
 def test_collect_only_lists_aiopslabs_problem_ids(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("--marathon-mode=episodic", "--marathon-app=astronomy", "--collect-only", "-q")
-    assert sorted(_ids(result.outlines, "oracle")) == sorted(AIOPSLAB_ASTRONOMY_IDS)
+    assert sorted(collected_ids(result.outlines, "oracle")) == sorted(AIOPSLAB_ASTRONOMY_IDS)
 
 
 @needs_kubectl

@@ -9,17 +9,14 @@ db.go: a failed count at start is `log.Fatal`, so the service crash-loops once i
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
+from episode_scripts import Script, collected_ids, needs_kubectl
 
 from pytest_marathon.episodic import run_problem
 from pytest_marathon.episodic.problems import find_problem, problem_pool
 
 pytest_plugins = ["pytester"]
 
-needs_kubectl = pytest.mark.skipif(shutil.which("kubectl") is None,
-                                   reason="kubectl not installed (Debian package 'kubernetes-client')")
 
 HOTEL = ("hotelreservation",)
 TASKS = ("detection", "localization", "analysis", "mitigation")
@@ -35,29 +32,12 @@ RUNNABLE = [pid for pid in AIOPSLAB_HOTEL_IDS if not find_problem(pid, HOTEL).un
 NAMESPACE = "test-hotel-reservation"
 
 
-class Script:
-    """Runs the given API calls in turn (the last one should submit)."""
-
-    name = "script"
-
-    def __init__(self, *calls: str) -> None:
-        self.calls = list(calls)
-        self.seen: list[str] = []
-
-    async def get_action(self, state: str) -> str:
-        self.seen.append(state)
-        return f"```\n{self.calls.pop(0)}\n```"
-
-
-def _ids(lines: list[str], agent: str) -> list[str]:
-    prefix = f"episode[{agent}-"
-    return [line[len(prefix):-1] for line in lines if line.startswith(prefix)]
 
 
 def test_collect_only_lists_aiopslabs_hotel_problem_ids(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("--marathon-mode=episodic", "--marathon-app=hotelreservation",
                                            "--collect-only", "-q")
-    assert sorted(_ids(result.outlines, "oracle")) == sorted(AIOPSLAB_HOTEL_IDS)
+    assert sorted(collected_ids(result.outlines, "oracle")) == sorted(AIOPSLAB_HOTEL_IDS)
 
 
 def test_the_answers_are_the_problem_modules_answers() -> None:

@@ -7,17 +7,14 @@ analysis Virtualization / Operation Error; mitigation by `kubectl scale`)."""
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
+from episode_scripts import Script, collected_ids, needs_kubectl
 
 from pytest_marathon.episodic import run_problem
 from pytest_marathon.episodic.problems import find_problem, problem_pool
 
 pytest_plugins = ["pytester"]
 
-needs_kubectl = pytest.mark.skipif(shutil.which("kubectl") is None,
-                                   reason="kubectl not installed (Debian package 'kubernetes-client')")
 
 SOCIAL = ("socialnetwork",)
 TASKS = ("detection", "localization", "analysis", "mitigation")
@@ -25,29 +22,12 @@ AIOPSLAB_SOCIAL_IDS = [f"scale_pod_zero_social_net-{task}-1" for task in TASKS] 
 NAMESPACE = "test-social-network"
 
 
-class Script:
-    """Runs the given API calls in turn (the last one should submit)."""
-
-    name = "script"
-
-    def __init__(self, *calls: str) -> None:
-        self.calls = list(calls)
-        self.seen: list[str] = []
-
-    async def get_action(self, state: str) -> str:
-        self.seen.append(state)
-        return f"```\n{self.calls.pop(0)}\n```"
-
-
-def _ids(lines: list[str], agent: str) -> list[str]:
-    prefix = f"episode[{agent}-"
-    return [line[len(prefix):-1] for line in lines if line.startswith(prefix)]
 
 
 def test_collect_only_lists_aiopslabs_social_problem_ids(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("--marathon-mode=episodic", "--marathon-app=socialnetwork",
                                            "--collect-only", "-q")
-    assert _ids(result.outlines, "oracle") == AIOPSLAB_SOCIAL_IDS
+    assert collected_ids(result.outlines, "oracle") == AIOPSLAB_SOCIAL_IDS
 
 
 def test_the_answers_are_the_problem_modules_answers() -> None:
