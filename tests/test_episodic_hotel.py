@@ -150,3 +150,15 @@ def test_the_agent_meets_pod_failure_on_and_it_recovers_within_its_100_seconds()
 
     assert user_image(first) == "gcr.io/google-containers/pause:latest"
     assert user_image(last) != "gcr.io/google-containers/pause:latest"
+
+
+@needs_kubectl
+def test_rollout_undo_also_repairs_the_buggy_image() -> None:
+    """kubectl rollout undo sends the previous ReplicaSet's template as kubectl re-serialises it
+    (resource.Quantity's canonical form: `1000m` CPU comes back as `1`); the API server takes it
+    as that revision, as Kubernetes compares the decoded quantities."""
+    problem = find_problem("misconfig_app_hotel_res-mitigation-1", HOTEL)
+    agent = Script(f'exec_shell("kubectl rollout undo deployment/geo -n {NAMESPACE}")', "submit()")
+    result = run_problem(problem, agent, seed=3)
+    assert "rolled back" in agent.seen[1], agent.seen[1]
+    assert result.correct, result.details

@@ -18,6 +18,7 @@ from typing import Any
 
 from pytest_marathon.apiserver.status import ApiError, invalid
 from pytest_marathon.backends.base import Backend, BackendError
+from pytest_marathon.twin.quantities import parse_cpu, parse_memory
 
 RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
 HASH_LABEL = "pod-template-hash"
@@ -78,7 +79,7 @@ def _earlier_revision(template: Any, current: dict[str, Any], replica_sets: list
         theirs = copy.deepcopy(rs["spec"]["template"])
         theirs.get("metadata", {}).get("labels", {}).pop(HASH_LABEL, None)
         revision = rs["metadata"].get("annotations", {}).get(REVISION)
-        if prune(theirs) == template and revision is not None and revision != now:
+        if _decoded(prune(theirs)) == _decoded(template) and revision is not None and revision != now:
             return int(revision)
     return None
 
@@ -133,8 +134,38 @@ def _resource_change(name: str, where: str, have: dict[str, Any], wanted: dict[s
         for res in sorted(set(old) | set(new)):
             if res not in new:
                 raise _refused(name, f"{where}.resources.{section}.{res}", "removal")
-            if old.get(res) != new[res]:
+            if not _same_quantity(res, old.get(res), new[res]):
                 plan.resources[f"{section}.{res}"] = str(new[res])
+
+
+def _same_quantity(resource: str, old: Any, new: Any) -> bool:
+    """Two spellings of one quantity (`1000m` and `1`, `1024Mi` and `1Gi`) are the same value:
+    the API server keeps quantities decoded (apimachinery pkg/api/resource/quantity.go), and
+    kubectl sends them back in canonical form."""
+    if old == new:
+        return True
+    try:
+        parse = parse_cpu if resource == "cpu" else parse_memory
+        return old is not None and parse(old) == parse(new)
+    except (TypeError, ValueError):
+        return False
+
+
+def _decoded(template: Any) -> Any:
+    """A pod template with its containers' resource quantities as values, for comparing a
+    ReplicaSet's template with the one a client sends back (`kubectl rollout undo`)."""
+    if not isinstance(template, dict):
+        return template
+    out = copy.deepcopy(template)
+    for container in out.get("spec", {}).get("containers", []):
+        for section in container.get("resources", {}).values():
+            if isinstance(section, dict):
+                for res, value in section.items():
+                    try:
+                        section[res] = parse_cpu(value) if res == "cpu" else parse_memory(value)
+                    except (TypeError, ValueError):
+                        pass  # not a quantity: compared as written
+    return out
 
 
 def _check_rest(name: str, current: dict[str, Any], desired: dict[str, Any], *, rollback: bool) -> None:
