@@ -221,6 +221,23 @@ def test_json_and_merge_patches_reach_the_twin(served: Served) -> None:
 
 
 @needs_kubectl
+def test_another_spelling_of_the_same_quantity_is_no_change(served: Served) -> None:
+    """`0.2` cores is `200m` and `0.125Gi` is `128Mi` (apimachinery keeps quantities decoded): a
+    patch spelling them so rolls nothing out; a different value does."""
+    before = served.deployment("currencyservice")
+    path = "/spec/template/spec/containers/0/resources/limits"
+    served.kubectl("patch", "deploy/currencyservice", "--type=json", "-p",
+                   f'[{{"op": "replace", "path": "{path}", "value": {{"cpu": "0.2", "memory": "0.125Gi"}}}}]')
+    after = served.deployment("currencyservice")
+    assert after["metadata"]["annotations"] == before["metadata"]["annotations"]
+    assert after["spec"]["template"] == before["spec"]["template"]
+    served.kubectl("patch", "deploy/currencyservice", "--type=json", "-p",
+                   f'[{{"op": "replace", "path": "{path}", "value": {{"cpu": "0.3", "memory": "128Mi"}}}}]')
+    assert served.deployment("currencyservice")["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["cpu"] \
+        in ("0.3", "300m")
+
+
+@needs_kubectl
 def test_a_patch_the_twin_cannot_carry_is_refused_and_changes_nothing(served: Served) -> None:
     before = served.deployment("recommendationservice")
     done = served.kubectl("patch", "deploy/recommendationservice", "-p", '{"spec":{"paused":true}}', check=False)
