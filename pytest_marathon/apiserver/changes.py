@@ -12,6 +12,7 @@ kubectl sends, so the twin changes exactly as the equivalent tool call would cha
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from dataclasses import dataclass, field
 from typing import Any
@@ -161,10 +162,8 @@ def _decoded(template: Any) -> Any:
         for section in container.get("resources", {}).values():
             if isinstance(section, dict):
                 for res, value in section.items():
-                    try:
+                    with contextlib.suppress(TypeError, ValueError):  # not a quantity: kept as written
                         section[res] = parse_cpu(value) if res == "cpu" else parse_memory(value)
-                    except (TypeError, ValueError):
-                        pass  # not a quantity: compared as written
     return out
 
 
