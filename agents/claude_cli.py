@@ -8,7 +8,8 @@ user's own MCP servers, hooks and settings stay out. What the preset sets:
 * only the benchmark's MCP server: `--mcp-config <file> --strict-mcp-config`;
 * settings from the private config dir only (`--setting-sources user`): the workspace is the
   agent's to write, and project settings there (`.claude/settings.json`: permissions, hooks)
-  would otherwise apply to the next invocation;
+  would otherwise apply to the next invocation; that also leaves the workspace's CLAUDE.md
+  unread (project memory is a project source), so the rules go in with `--append-system-prompt`;
 * headless permissions: `--allowedTools` the benchmark's tools (`mcp__marathon`) and the file
   tools the agent needs for its notes; `--disallowedTools` web and shell tools
   (WebFetch, WebSearch, Bash);
@@ -75,11 +76,15 @@ def prepare(
     return variables
 
 
-def argv(executable: str, prompt: str, mcp_file: Path) -> list[str]:
+def argv(executable: str, prompt: str, mcp_file: Path, instructions: str) -> list[str]:
     return [
         executable,
         "-p",
         prompt,
+        # `--setting-sources user` keeps the workspace's CLAUDE.md out of the context (project
+        # memory is a project source), so the rules travel in the system prompt
+        "--append-system-prompt",
+        instructions,
         "--output-format",
         "stream-json",
         "--verbose",

@@ -321,7 +321,8 @@ class ClaudeCodeAgent(_CliPreset):
         return claude_cli.prepare(config_dir, self._mcp_file(ctx), str(ctx.mcp_url), ctx.model_base_urls, env)
 
     def argv(self, ctx: InvocationContext, prompt: str, output: Path) -> list[str]:
-        return claude_cli.argv(self.path, prompt, self._mcp_file(ctx))
+        rules = (ctx.workspace / self.instructions_file).read_text(encoding="utf-8")
+        return claude_cli.argv(self.path, prompt, self._mcp_file(ctx), rules)
 
     def read_answer(self, output: Path) -> CliAnswer:
         return claude_cli.read_events(output.read_text(encoding="utf-8", errors="replace"))

@@ -133,6 +133,9 @@ def test_claude_code_calls_the_tools_headless_and_files_its_incidents(world, dou
     offered = {name for r in requests for name in r.tools}
     assert "mcp__marathon__get_alerts" in offered
     assert not offered & {"WebFetch", "WebSearch", "Bash"}
+    # the rules reach the model (the workspace's CLAUDE.md is not read under --setting-sources user)
+    assert all("You are the on-call SRE of a live microservice application" in json.dumps(r.body.get("system"))
+               for r in requests if r.tools)
     assert all(r.headers.get("x-api-key") == "test-key" for r in requests)
 
 

@@ -69,7 +69,7 @@ Turn = ToolCall | Text
 Script = Callable[[Conversation], Turn]
 
 
-def _json_values(text: str) -> list[Any]:
+def json_values(text: str) -> list[Any]:
     """JSON values in a tool answer: the text itself, the first JSON value inside it, and the
     text parts a client wrapped around the project's answer (MCP `content`)."""
     try:
@@ -90,21 +90,21 @@ def _json_values(text: str) -> list[Any]:
             found.append(value["structuredContent"])
         for part in parts if isinstance(parts, list) else []:
             if isinstance(part, Mapping) and isinstance(part.get("text"), str):
-                found.extend(_json_values(part["text"]))
+                found.extend(json_values(part["text"]))
     return found
 
 
 def tool_answer(call: ToolResult) -> Mapping[str, Any] | None:
     """The project's tool answer (a JSON object) inside what the client passed back: the
     innermost object that is not an MCP result wrapper (`content` list)."""
-    objects = [v for v in _json_values(call.result or "") if isinstance(v, Mapping)]
+    objects = [v for v in json_values(call.result or "") if isinstance(v, Mapping)]
     answers = [v for v in objects if not isinstance(v.get("content"), list)]
     return answers[-1] if answers else None
 
 
 def refusal(call: ToolResult) -> str | None:
     """Why a tool call failed, or None when it produced a normal answer."""
-    objects = [v for v in _json_values(call.result or "") if isinstance(v, Mapping)]
+    objects = [v for v in json_values(call.result or "") if isinstance(v, Mapping)]
     answer = tool_answer(call)
     failed = call.is_error or any(v.get("isError") is True for v in objects)
     if answer is not None and not failed and answer.get("ok") is not False and "error" not in answer:
@@ -160,14 +160,15 @@ class Step:
     call: ToolResult
 
 
-def steps_of(conv: Conversation) -> list[Step]:
+def steps_of(conv: Conversation, shorts: tuple[str, ...] = SCRIPTED_TOOLS) -> list[Step]:
+    """The scripted calls made so far (`shorts`: the tools a script calls by short name)."""
     steps = []
     for call in conv.calls:
         marker = MARKER.match(str(call.arguments.get("input") or "")) if call.name.endswith(CODE_TOOL) else None
         if marker:
             steps.append(Step(marker.group(1), call))
             continue
-        for short in SCRIPTED_TOOLS:
+        for short in shorts:
             if conv.tool_named(short) == call.name or call.name.endswith("__" + short):
                 steps.append(Step(short, call))
         if call.name in {"Write", "exec_command"}:
@@ -199,31 +200,28 @@ class SreScript:
     def _decide(self, conv: Conversation) -> Turn:
         code = next((n for n in conv.custom_tools if n == CODE_TOOL), None)
         if conv.tool_named("get_alerts") is None and code is None:
-            wait = next((n for n in conv.tools if "wait" in n.lower() and "mcp" in n.lower()), None)
-            if wait is not None and len([c for c in conv.calls if c.name == wait]) < self.max_waits:
-                return ToolCall(wait, {}, conv.tools[wait])
-            return Text("OK")
+            return wait_for_mcp(conv, self.max_waits) or Text("OK")
         steps = steps_of(conv)
         for step in steps:
             if step.short in SCRIPTED_TOOLS and step.call.result is not None and (why := refusal(step.call)):
                 return Text(f"The tool call {step.short} failed: {why}")
-        names = self._names(conv, steps)
+        names = tool_names(conv, steps, SCRIPTED_TOOLS)
         if not isinstance(names, dict):
             return names
         done = {step.short for step in steps}
         if "get_alerts" not in done:
-            return self._call(conv, names, "get_alerts", {"state": "any", "limit": self.limit})
+            return call_tool(conv, names, "get_alerts", {"state": "any", "limit": self.limit})
         read = next(s for s in steps if s.short == "get_alerts")
         answer = tool_answer(read.call) or {}
         incidents, firing = group_alerts(list(answer.get("alerts") or []))
         if not incidents:
             return Text(f"{self.final_note} No alerts.\n\n```json\n{json.dumps({'incidents': []})}\n```")
         if "report_incidents" not in done:
-            return self._call(conv, names, "report_incidents", {"incidents": incidents})
+            return call_tool(conv, names, "report_incidents", {"incidents": incidents})
         if firing and "restart_service" not in done:
             workload, _ = firing.most_common(1)[0]
             arguments = {"incident_id": f"inc-{workload}", "service": workload}
-            return self._call(conv, names, "restart_service", arguments)
+            return call_tool(conv, names, "restart_service", arguments)
         if self.notes and "notes" not in done:
             note = self._note(conv, incidents)
             if note is not None:
@@ -251,34 +249,48 @@ class SreScript:
             return ToolCall(CODE_TOOL, {"input": js}, conv.tools.get(CODE_TOOL, ""), custom=True)
         return None
 
-    def _names(self, conv: Conversation, steps: list[Step]) -> dict[str, str] | Turn:
-        """Full tool names by short name: offered directly, or found through `ALL_TOOLS`."""
-        direct = {short: conv.tool_named(short) for short in SCRIPTED_TOOLS}
-        if all(direct.values()):
-            return {k: v for k, v in direct.items() if v}
-        listing = next((s.call for s in steps if s.short == "discover"), None)
-        if listing is None:
-            js = "// double: discover\ntext(JSON.stringify(ALL_TOOLS.map((t) => t.name)));\n"
-            return ToolCall(CODE_TOOL, {"input": js}, conv.tools.get(CODE_TOOL, ""), custom=True)
-        if listing.result is None:
-            return Text("The tool listing got no answer.")
-        listed = [v for v in _json_values(listing.result) if isinstance(v, list)]
-        available = [str(n) for n in (listed[0] if listed else [])]
-        names = {}
-        for short in SCRIPTED_TOOLS:
-            match = next((n for n in available if n == short or n.endswith("__" + short)), None)
-            if match is None:
-                return Text(f"I cannot continue: no `{short}` tool among {available[:40]}")
-            names[short] = match
-        return names
 
-    def _call(self, conv: Conversation, names: dict[str, str], short: str, arguments: Mapping[str, Any]) -> Turn:
-        name = names[short]
-        if name in conv.tools:
-            return ToolCall(name, dict(arguments), conv.tools.get(name, ""))
-        js = (
-            f"// double: {short}\n"
-            f"const answer = await tools.{name}({json.dumps(arguments)});\n"
-            "text(JSON.stringify(answer));\n"
-        )
+def wait_for_mcp(conv: Conversation, max_waits: int) -> Turn | None:
+    """A call of the client's tool that waits for MCP servers still connecting (Claude Code's
+    `WaitForMcpServers`), as a model that needs their tools would make, up to `max_waits` times."""
+    wait = next((n for n in conv.tools if "wait" in n.lower() and "mcp" in n.lower()), None)
+    if wait is not None and len([c for c in conv.calls if c.name == wait]) < max_waits:
+        return ToolCall(wait, {}, conv.tools[wait])
+    return None
+
+
+def tool_names(conv: Conversation, steps: list[Step], shorts: tuple[str, ...]) -> dict[str, str] | Turn:
+    """Full tool names by short name: offered directly, or found through Codex code mode's
+    `ALL_TOOLS` (the turn that asks is returned until the listing is answered)."""
+    direct = {short: conv.tool_named(short) for short in shorts}
+    if all(direct.values()):
+        return {k: v for k, v in direct.items() if v}
+    listing = next((s.call for s in steps if s.short == "discover"), None)
+    if listing is None:
+        js = "// double: discover\ntext(JSON.stringify(ALL_TOOLS.map((t) => t.name)));\n"
         return ToolCall(CODE_TOOL, {"input": js}, conv.tools.get(CODE_TOOL, ""), custom=True)
+    if listing.result is None:
+        return Text("The tool listing got no answer.")
+    listed = [v for v in json_values(listing.result) if isinstance(v, list)]
+    available = [str(n) for n in (listed[0] if listed else [])]
+    names = {}
+    for short in shorts:
+        match = next((n for n in available if n == short or n.endswith("__" + short)), None)
+        if match is None:
+            return Text(f"I cannot continue: no `{short}` tool among {available[:40]}")
+        names[short] = match
+    return names
+
+
+def call_tool(conv: Conversation, names: dict[str, str], short: str, arguments: Mapping[str, Any]) -> Turn:
+    """A call of the tool `short`: directly when offered, else from code mode's JavaScript,
+    marked so that `steps_of` knows it again."""
+    name = names[short]
+    if name in conv.tools:
+        return ToolCall(name, dict(arguments), conv.tools.get(name, ""))
+    js = (
+        f"// double: {short}\n"
+        f"const answer = await tools.{name}({json.dumps(arguments)});\n"
+        "text(JSON.stringify(answer));\n"
+    )
+    return ToolCall(CODE_TOOL, {"input": js}, conv.tools.get(CODE_TOOL, ""), custom=True)
