@@ -190,6 +190,10 @@ class Backend(Protocol):
 
     def set_feature_flag(self, name: str, value: str) -> ActionResult: ...
 
+    def set_service_target_port(self, service: str, target_port: int, port_index: int = 0) -> ActionResult:
+        """Point a Service's port at another container port (`spec.ports[i].targetPort`): its
+        traffic goes there from now on, refused when no container listens on it."""
+
     def feature_flags(self) -> dict[str, str]:
         """Every feature flag the app reads and its current value: the `feature-flags` ConfigMap's
         entries, or for an app served by flagd each flag's default variant in the flag file."""

@@ -417,6 +417,14 @@ class KubernetesBackend:
         r = self._operator("set_feature_flag", name=name, value=value)
         return ActionResult(bool(r["ok"]), r["message"], r["revision"], r["completes_at"])
 
+    def set_service_target_port(self, service: str, target_port: int, port_index: int = 0) -> ActionResult:
+        """The JSON patch AIOpsLab's misconfig_k8s fault and its repair amount to (a replace of
+        `/spec/ports/<i>/targetPort`); on the twin's API server too, which judges it."""
+        op = {"op": "replace", "path": f"/spec/ports/{int(port_index)}/targetPort", "value": target_port}
+        self._raw(self.core.patch_namespaced_service, service, self.namespace, [op],
+                  _content_type="application/json-patch+json")
+        return ActionResult(True, f"service/{service} patched (targetPort={target_port})", None, self.now)
+
     def missing(self, entry: Any) -> list[str]:
         """What a cluster lacks for a scheduled entry beyond `offers`: a code fault's image."""
         if self._operator_url is not None or entry.patch is None or not self.registry:

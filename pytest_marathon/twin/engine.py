@@ -9,6 +9,7 @@ exporters are scraped. Nothing reads the wall clock; every draw comes from `rng_
 from __future__ import annotations
 
 import ast
+import dataclasses
 import difflib
 import hashlib
 import json
@@ -548,6 +549,21 @@ class Twin:
         flags[name] = value
         self.event_log.add(self._now, "Normal", "Updated", "ConfigMap", "feature-flags", f"flag {name} set")
         return ActionResult(True, f"configmap/feature-flags patched ({name}={value})", None, self._now)
+
+    def set_service_target_port(self, service: str, target_port: int, port_index: int = 0) -> ActionResult:
+        """kube-proxy programs the new targetPort at once; the Endpoints list the pods on it.
+        A caller's connection reaches the pod on that port, and nothing listening there
+        refuses it (runtime.py compares the pod's listen port with the Service's)."""
+        svc = self.spec.services.get(service)
+        if svc is None:
+            raise BackendError(f'services "{service}" not found')
+        if port_index != 0:
+            raise BackendError(f"service {service} has one port; spec.ports[{port_index}] does not exist")
+        if isinstance(target_port, bool) or not isinstance(target_port, int) or not 1 <= target_port <= 65535:
+            raise BackendError(f"targetPort must be between 1 and 65535, inclusive, got {target_port!r}")
+        if target_port != svc.target_port:
+            self.spec.services[service] = dataclasses.replace(svc, target_port=target_port)
+        return ActionResult(True, f"service/{service} patched (targetPort={target_port})", None, self._now)
 
     def _set_flagd_variant(self, name: str, variant: str) -> ActionResult:
         """flagd apps: choose the flag's default variant in the flag file flagd watches (what the
