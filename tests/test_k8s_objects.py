@@ -1,10 +1,12 @@
-"""Kubernetes objects as AIOpsLab's virtualization faults change them: a Service's targetPort
-(misconfig_k8s) through the Twin's API and through the real kubectl against the twin's API
-server. Seen on the small app in tests/fixtures/apps/mongoshop (frontend -> geo over gRPC)."""
+"""Kubernetes objects as AIOpsLab's faults change them: a Service's targetPort (misconfig_k8s) and
+a mongod's TLS mode (auth_miss_mongodb), through the Twin's API and through the real kubectl
+against the twin's API server. Seen on the small app in tests/fixtures/apps/mongoshop (frontend ->
+geo over gRPC, geo (Go) on mongodb-geo, orders (Java) on mongodb-order)."""
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -17,6 +19,8 @@ from pytest_marathon.apiserver import start_kube_api
 from pytest_marathon.apiserver.kubeconfig import write_kubeconfig
 from pytest_marathon.backends.base import BackendError
 from pytest_marathon.twin.engine import Twin
+from pytest_marathon.twin.mongoclient import parse_uri
+from pytest_marathon.twin.mongostore import tls_mode
 
 APPS = Path(__file__).parent / "fixtures" / "apps"
 KUBECTL = shutil.which("kubectl")
@@ -83,6 +87,91 @@ def test_an_unknown_service_or_port_is_refused() -> None:
         twin.set_service_target_port("nope", 9999)
     with pytest.raises(BackendError, match=r"spec.ports\[1\] does not exist"):
         twin.set_service_target_port("geo", 9999, 1)
+
+
+# --- mongod --tlsMode requireTLS ----------------------------------------------------------------------
+GEO_ARGS = ["--auth"]
+REQUIRE_TLS = ["--tlsMode", "requireTLS", "--tlsCertificateKeyFile", "/etc/tls/tls.pem"]
+GO_REFUSED = ("server selection error: server selection timeout, current topology: { Type: Unknown, Servers: "
+              "[{ Addr: mongodb-geo:27017, Type: Unknown, Last error: connection() error occurred during connection "
+              "handshake: connection(mongodb-geo:27017[-N]) incomplete read of message header: EOF }, ] }")
+_JAVA_VIEW = ("Timed out after 30000 ms while waiting to connect. Client view of cluster state is {type=UNKNOWN, "
+              "servers=[{address=mongodb-order:27017, type=UNKNOWN, state=CONNECTING, exception={com.mongodb."
+              "MongoSocketReadException: Prematurely reached end of stream}}]")
+JAVA_REFUSED = (f"org.springframework.dao.DataAccessResourceFailureException: {_JAVA_VIEW}; nested exception is "
+                f"com.mongodb.MongoTimeoutException: {_JAVA_VIEW}")
+
+
+def _query(twin: Twin, service: str, request: dict[str, Any]) -> dict[str, Any]:
+    """One call to a service's Query handler, as a caller pod with a minute's deadline makes it
+    (geo's load-driven handler crash-loops its pod while mongod refuses it: a running one is
+    waited for)."""
+    from pytest_marathon.twin.runtime import _Trace
+    for _ in range(60):
+        pod = next((p for p in sorted(twin.cluster.pods.values(), key=lambda p: p.name)
+                    if p.deployment == service and p.running and not p.terminating), None)
+        if pod is not None:
+            break
+        twin.advance_to(twin.now + 5)
+    assert pod is not None
+    code, message, response, _ms = twin.runtime.serve(pod, "Query", request, _Trace("0" * 32, "r", twin.now), "",
+                                                      60_000.0)
+    assert code == "OK", message
+    return response
+
+
+def _rolled_out(twin: Twin, deployment: str) -> None:
+    twin.advance_to(twin.now + 60)
+    assert twin.rollout_completed_at(deployment) is not None
+
+
+@pytest.mark.parametrize(("args", "mode"), [
+    ([], "disabled"), (["--auth"], "disabled"), (["--tlsMode", "requireTLS"], "requireTLS"),
+    (["--tlsMode=preferTLS"], "preferTLS"), (["--sslMode", "requireSSL"], "requireTLS"),
+    (["--tlsMode", "requireTLS", "--tlsMode", "disabled"], "disabled"),
+])
+def test_mongod_reads_its_tls_mode_from_the_command_line(args: list[str], mode: str) -> None:
+    assert tls_mode(args) == mode
+
+
+def test_a_connection_string_asks_for_tls_with_tls_or_ssl_true() -> None:
+    assert parse_uri("mongodb://h:27017/?tls=true").tls and parse_uri("mongodb://h/?ssl=TRUE").tls
+    assert not parse_uri("mongodb://h:27017/?tls=false").tls and not parse_uri("h:27017").tls
+
+
+def test_require_tls_refuses_plaintext_drivers_in_their_words_and_disabled_recovers() -> None:
+    twin = _twin()
+    assert _query(twin, "geo", {"op": "count"}).get("result") is not None
+    twin.set_container_args("mongodb-geo", GEO_ARGS + REQUIRE_TLS)
+    twin.set_container_args("mongodb-order", REQUIRE_TLS)
+    _rolled_out(twin, "mongodb-geo")
+    _rolled_out(twin, "mongodb-order")
+    geo = _query(twin, "geo", {"op": "count"})
+    n = int(re.search(r"27017\[-(\d+)\]", geo["message"]).group(1))
+    assert (geo["message"], geo["kind"]) == (GO_REFUSED.replace("[-N]", f"[-{n}]"), "tls")
+    # the driver numbers each connection: the next operation's is the next one
+    assert f"mongodb-geo:27017[-{n + 1}]" in _query(twin, "geo", {"op": "count"})["message"]
+    assert _query(twin, "orders", {"op": "count"})["message"] == JAVA_REFUSED
+    # a client that speaks TLS is served (certificates are not modelled)
+    tls_uri = "mongodb://admin:admin@mongodb-geo:27017/?authSource=admin&tls=true"
+    assert _query(twin, "geo", {"op": "count", "uri": tls_uri}).get("result") is not None
+    # the chart's values back to `disabled`: the clients reconnect to the new pods
+    twin.set_container_args("mongodb-geo", GEO_ARGS + ["--tlsMode", "disabled"])
+    _rolled_out(twin, "mongodb-geo")
+    assert _query(twin, "geo", {"op": "count"}).get("result") is not None
+
+
+def test_allow_and_prefer_tls_still_serve_plaintext() -> None:
+    twin = _twin()
+    twin.set_container_args("mongodb-geo", GEO_ARGS + ["--tlsMode", "preferTLS"])
+    _rolled_out(twin, "mongodb-geo")
+    assert _query(twin, "geo", {"op": "count"}).get("result") is not None
+
+
+def test_container_args_must_be_strings() -> None:
+    twin = _twin(until=0.0)
+    with pytest.raises(BackendError, match="args must be a list of strings"):
+        twin.set_container_args("mongodb-geo", ["--tlsMode", 3])  # type: ignore[list-item]
 
 
 # --- through kubectl against the twin's API server ----------------------------------------------------
@@ -169,3 +258,30 @@ def test_kubectl_patch_of_an_invalid_target_port_is_refused(served: Served) -> N
     assert ('The Service "geo" is invalid: spec.ports[0].targetPort: Invalid value: 70000: must be between 1 '
             "and 65535, inclusive") in done.stderr
     assert _target_port(served.twin, "geo") == 8083
+
+
+@needs_kubectl
+def test_kubectl_patch_of_mongod_args_requires_tls_and_rollout_undo_recovers(served: Served) -> None:
+    twin = served.twin
+    ops = [{"op": "add", "path": "/spec/template/spec/containers/0/args/-", "value": word} for word in REQUIRE_TLS]
+    served.kubectl("patch", "deployment", "mongodb-geo", "--type=json", "-p", json.dumps(ops))
+    container = served.json("get", "deployment", "mongodb-geo")["spec"]["template"]["spec"]["containers"][0]
+    assert container["args"] == GEO_ARGS + REQUIRE_TLS
+    _rolled_out(twin, "mongodb-geo")
+    assert _query(twin, "geo", {"op": "count"})["kind"] == "tls"
+    served.kubectl("rollout", "undo", "deployment/mongodb-geo")
+    assert served.json("get", "deployment", "mongodb-geo")["spec"]["template"]["spec"]["containers"][0]["args"] \
+        == GEO_ARGS
+    _rolled_out(twin, "mongodb-geo")
+    assert _query(twin, "geo", {"op": "count"}).get("result") is not None
+
+
+@needs_kubectl
+def test_kubectl_args_together_with_an_image_are_refused(served: Served) -> None:
+    patch = {"spec": {"template": {"spec": {"containers": [
+        {"name": "server", "image": "mongo:5.0", "args": ["--tlsMode", "requireTLS"]}]}}}}
+    container = served.json("get", "deployment", "mongodb-order")["spec"]["template"]["spec"]["containers"][0]
+    patch["spec"]["template"]["spec"]["containers"][0]["name"] = container["name"]
+    done = served.kubectl("patch", "deployment", "mongodb-order", "-p", json.dumps(patch), check=False)
+    assert done.returncode != 0 and "args together with another template change" in done.stderr
+    assert "args" not in served.json("get", "deployment", "mongodb-order")["spec"]["template"]["spec"]["containers"][0]

@@ -36,10 +36,12 @@ class Plan:
     env: dict[str, str | None] = field(default_factory=dict)
     resources: dict[str, str] = field(default_factory=dict)
     replicas: int | None = None
+    # a container's new command-line arguments (mongod's `--tlsMode requireTLS`, say)
+    args: list[str] | None = None
 
     def empty(self) -> bool:
         return (self.rollback_to is None and not self.restart and self.image is None and not self.env
-                and not self.resources and self.replicas is None)
+                and not self.resources and self.replicas is None and self.args is None)
 
 
 def prune(value: Any) -> Any:
@@ -103,9 +105,16 @@ def _template_change(name: str, cur: dict[str, Any], want: dict[str, Any], plan:
             plan.image = image
         _env_change(name, where, have.pop("env", []), wanted.pop("env", []), plan)
         _resource_change(name, where, have.pop("resources", {}), wanted.pop("resources", {}), plan)
+        old_args, new_args = have.pop("args", []), wanted.pop("args", [])
+        if old_args != new_args:
+            if not isinstance(new_args, list) or not all(isinstance(a, str) for a in new_args):
+                raise _refused(name, f"{where}.args", "args must be a list of strings")
+            plan.args = list(new_args)
         if have != wanted:
             raise _refused(name, where, _first_difference(have, wanted))
-    if plan.restart and (plan.image or plan.env or plan.resources):
+    if plan.args is not None and (plan.image or plan.env or plan.resources):
+        raise _refused(name, "spec.template", "args together with another template change (send them one by one)")
+    if plan.restart and (plan.image or plan.env or plan.resources or plan.args is not None):
         raise _refused(name, "spec.template", "a restart together with another template change")
     if plan.image and (plan.env or plan.resources):
         raise _refused(name, "spec.template", "an image together with env or resources (send them one by one)")
@@ -157,10 +166,11 @@ def _first_difference(old: dict[str, Any], new: dict[str, Any]) -> str:
 
 
 def _refused(name: str, where: str, what: str = "") -> ApiError:
-    path = f"{where}.{what}" if what and not what.startswith(("a ", "an ", "names", "valueFrom", "removal")) else where
+    path = f"{where}.{what}" if what and not what.startswith(("a ", "an ", "names", "valueFrom", "removal", "args"))\
+        else where
     detail = f" ({what})" if what and path == where else ""
     return invalid("Deployment", name, path, "Forbidden: this server changes a deployment's replicas, "
-                   f"image, env values, resource requests and limits, restarts it or rolls it back; "
+                   f"image, env values, args, resource requests and limits, restarts it or rolls it back; "
                    f"nothing else{detail}")
 
 
@@ -175,6 +185,8 @@ def carry_out(backend: Backend, name: str, plan: Plan) -> list[str]:
             done.append(backend.restart(name).message)
         if plan.image is not None:
             done.append(backend.deploy_image(name, plan.image).message)
+        if plan.args is not None:
+            done.append(backend.set_container_args(name, plan.args).message)
         if plan.env or plan.resources:
             done.append(backend.update_config(name, env=plan.env or None, resources=plan.resources or None).message)
         if plan.replicas is not None:

@@ -417,6 +417,16 @@ class KubernetesBackend:
         r = self._operator("set_feature_flag", name=name, value=value)
         return ActionResult(bool(r["ok"]), r["message"], r["revision"], r["completes_at"])
 
+    def set_container_args(self, deployment: str, args: list[str], change_cause: str = "") -> ActionResult:
+        """A strategic merge patch of the first container's args (what `kubectl patch` sends)."""
+        doc = self._raw(self.apps.read_namespaced_deployment, deployment, self.namespace)
+        container = doc["spec"]["template"]["spec"]["containers"][0]["name"]
+        body: dict[str, Any] = {"spec": {"template": {"spec": {"containers": [{"name": container,
+                                                                             "args": list(args)}]}}}}
+        if change_cause:
+            body["metadata"] = {"annotations": {"kubernetes.io/change-cause": change_cause}}
+        return self._result(deployment, self._patch(deployment, body), "patched")
+
     def set_service_target_port(self, service: str, target_port: int, port_index: int = 0) -> ActionResult:
         """The JSON patch AIOpsLab's misconfig_k8s fault and its repair amount to (a replace of
         `/spec/ports/<i>/targetPort`); on the twin's API server too, which judges it."""

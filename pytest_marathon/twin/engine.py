@@ -550,6 +550,12 @@ class Twin:
         self.event_log.add(self._now, "Normal", "Updated", "ConfigMap", "feature-flags", f"flag {name} set")
         return ActionResult(True, f"configmap/feature-flags patched ({name}={value})", None, self._now)
 
+    def set_container_args(self, deployment: str, args: list[str], change_cause: str = "") -> ActionResult:
+        if not isinstance(args, list | tuple) or not all(isinstance(a, str) for a in args):
+            raise BackendError(f"args must be a list of strings, got {args!r}")
+        return self._apply_change(deployment, env=None, resources=None, probes_patch=None, image=None,
+                                  args=tuple(args), change_cause=change_cause or "args " + " ".join(args))
+
     def set_service_target_port(self, service: str, target_port: int, port_index: int = 0) -> ActionResult:
         """kube-proxy programs the new targetPort at once; the Endpoints list the pods on it.
         A caller's connection reaches the pod on that port, and nothing listening there
@@ -632,7 +638,8 @@ class Twin:
 
     def _apply_change(self, deployment: str, *, env: Mapping[str, EnvValue] | None, resources: Mapping[str, str] | None,
                       probes_patch: Mapping[str, Any] | None, image: str | None, change_cause: str,
-                      strategy: tuple[str, str, str] | None = None) -> ActionResult:
+                      strategy: tuple[str, str, str] | None = None,
+                      args: tuple[str, ...] | None = None) -> ActionResult:
         """Change the pod template (a new revision) and, for a release, the rollout strategy
         that carries it out; a strategy alone is a new generation but no new revision, as in
         Kubernetes. Everything is checked before anything changes."""
@@ -677,6 +684,8 @@ class Twin:
             template.probes[kind].update(dict(changes))
         if image is not None:
             template.image = image
+        if args is not None:
+            template.args = args
         strategy_changed = strategy is not None and strategy != dep.strategy()
         if strategy_changed:
             dep.strategy_type, dep.max_surge, dep.max_unavailable = strategy
