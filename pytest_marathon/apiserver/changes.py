@@ -4,7 +4,8 @@ A PATCH or PUT yields the deployment the client wants; comparing it with the cur
 which of the project's actions would bring the system there: a new replica count (`scale`), a
 pod template equal to an earlier ReplicaSet's (`rollback`, what `kubectl rollout undo` sends),
 a new `kubectl.kubernetes.io/restartedAt` (`restart`), a new image (`deploy_image`), env or
-resource changes (`update_config`). Every difference is checked before anything changes, and
+resource changes (`update_config`), new container args (`set_container_args`: mongod's
+`--tlsMode`, AIOpsLab's auth_miss_mongodb). Every difference is checked before anything changes, and
 one the backend cannot carry (another field, a Secret reference, a removed limit) is a 422
 naming the field, the system left as it was; a Deployment applied whole is not what an SRE's
 kubectl sends, so the twin changes exactly as the equivalent tool call would change it.
