@@ -1,5 +1,5 @@
-"""Kubernetes objects as AIOpsLab's faults change them: a Service's targetPort (misconfig_k8s) and
-a mongod's TLS mode (auth_miss_mongodb), through the Twin's API and through the real kubectl
+"""Kubernetes objects as AIOpsLab's faults change them: a Service's targetPort (misconfig_k8s), a
+pod template's nodeSelector (assign_to_non_existent_node) and a mongod's TLS mode (auth_miss_mongodb), through the Twin's API and through the real kubectl
 against the twin's API server. Seen on the small app in tests/fixtures/apps/mongoshop (frontend ->
 geo over gRPC, geo (Go) on mongodb-geo, orders (Java) on mongodb-order)."""
 
@@ -174,6 +174,81 @@ def test_container_args_must_be_strings() -> None:
         twin.set_container_args("mongodb-geo", ["--tlsMode", 3])  # type: ignore[list-item]
 
 
+# --- nodeSelector ---------------------------------------------------------------------------------------
+EXTRA_NODE = {"kubernetes.io/hostname": "extra-node"}
+UNSCHEDULABLE = ("0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector. preemption: "
+                 "0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
+
+
+def _pods(twin: Twin, deployment: str) -> list[dict[str, Any]]:
+    return [p for p in twin.resources("pods") if p["metadata"]["labels"]["app"] == deployment]
+
+
+def _pending(twin: Twin, deployment: str) -> list[dict[str, Any]]:
+    return [p for p in _pods(twin, deployment) if "nodeName" not in p["spec"]]
+
+
+def test_a_node_selector_no_node_matches_leaves_the_new_pod_pending_with_the_schedulers_text() -> None:
+    twin = _twin()
+    t = twin.now
+    twin.set_node_selector("geo", EXTRA_NODE)
+    twin.advance_to(t + 120)
+    (pending,) = _pending(twin, "geo")
+    assert pending["status"] == {"phase": "Pending", "conditions": [
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": UNSCHEDULABLE}]}
+    assert pending["spec"]["nodeSelector"] == EXTRA_NODE
+    failed = [e for e in twin.events(since=t, object_name=pending["metadata"]["name"])
+              if e["reason"] == "FailedScheduling"]
+    assert [(e["type"], e["message"]) for e in failed] == [("Warning", UNSCHEDULABLE)]
+    # a rolling update keeps the old pod serving while the new one cannot start
+    assert len(_pods(twin, "geo")) == 2 and twin.rollout_completed_at("geo") is None
+    assert _error_rate(twin, t + 5) == 0.0
+    # removing the selector (what `rollout undo` also does) rolls a schedulable pod out
+    twin.set_node_selector("geo", None)
+    twin.advance_to(twin.now + 60)
+    assert _pending(twin, "geo") == [] and twin.rollout_completed_at("geo") is not None
+    assert "nodeSelector" not in twin.resources("deployments", "geo")[0]["spec"]["template"]["spec"]
+
+
+def test_with_recreate_nothing_serves_while_the_pod_is_pending() -> None:
+    twin = _twin()
+    twin.release("geo", strategy={"type": "Recreate"}, change_cause="recreate")
+    t = twin.now
+    twin.set_node_selector("geo", EXTRA_NODE)
+    twin.advance_to(t + 90)
+    assert [p["status"]["phase"] for p in _pods(twin, "geo")] == ["Pending"]
+    assert _error_rate(twin, t + 60) > 0.3
+    twin.rollback("geo")
+    twin.advance_to(twin.now + 60)
+    assert _pending(twin, "geo") == [] and _error_rate(twin, twin.now - 20) == 0.0
+
+
+def test_a_selector_a_node_matches_schedules_there() -> None:
+    twin = _twin()
+    twin.set_node_selector("geo", {"kubernetes.io/hostname": "node-a-1", "topology.kubernetes.io/zone": "zone-a"})
+    twin.advance_to(twin.now + 60)
+    assert _pending(twin, "geo") == [] and twin.rollout_completed_at("geo") is not None
+    assert {p["spec"]["nodeName"] for p in _pods(twin, "geo")} == {"node-a-1"}
+
+
+def test_scaling_down_deletes_the_pending_pod_first() -> None:
+    twin = _twin()
+    twin.release("geo", strategy={"type": "Recreate"}, change_cause="recreate")
+    twin.set_node_selector("geo", EXTRA_NODE)
+    twin.scale("geo", 2)
+    twin.advance_to(twin.now + 60)
+    assert len(_pending(twin, "geo")) == 2
+    twin.scale("geo", 1)
+    twin.advance_to(twin.now + 10)
+    assert len(_pending(twin, "geo")) == 1 and len(_pods(twin, "geo")) == 1
+
+
+def test_a_node_selector_must_map_strings_to_strings() -> None:
+    twin = _twin(until=0.0)
+    with pytest.raises(BackendError, match="nodeSelector must map label names to string values"):
+        twin.set_node_selector("geo", {"kubernetes.io/hostname": 3})  # type: ignore[dict-item]
+
+
 # --- through kubectl against the twin's API server ----------------------------------------------------
 class Served:
     def __init__(self, twin: Twin, kubeconfig: Path, cache: Path) -> None:
@@ -285,3 +360,21 @@ def test_kubectl_args_together_with_an_image_are_refused(served: Served) -> None
     done = served.kubectl("patch", "deployment", "mongodb-order", "-p", json.dumps(patch), check=False)
     assert done.returncode != 0 and "args together with another template change" in done.stderr
     assert "args" not in served.json("get", "deployment", "mongodb-order")["spec"]["template"]["spec"]["containers"][0]
+
+
+@needs_kubectl
+def test_kubectl_patch_of_a_node_selector_leaves_a_pending_pod_and_rollout_undo_recovers(served: Served) -> None:
+    twin = served.twin
+    t = twin.now
+    served.kubectl("patch", "deployment", "orders", "-p",
+                   json.dumps({"spec": {"template": {"spec": {"nodeSelector": EXTRA_NODE}}}}))
+    twin.advance_to(t + 30)
+    rows = [line.split() for line in served.kubectl("get", "pods", "-l", "app=orders").stdout.splitlines()[1:]]
+    assert sorted(row[2] for row in rows) == ["Pending", "Running"]
+    (pending,) = _pending(twin, "orders")
+    events = served.kubectl("get", "events", "--field-selector", f"involvedObject.name={pending['metadata']['name']}")
+    assert "FailedScheduling" in events.stdout and UNSCHEDULABLE in events.stdout
+    served.kubectl("rollout", "undo", "deployment/orders")
+    twin.advance_to(twin.now + 60)
+    assert _pending(twin, "orders") == [] and twin.rollout_completed_at("orders") is not None
+    assert "nodeSelector" not in served.json("get", "deployment", "orders")["spec"]["template"]["spec"]

@@ -5,7 +5,8 @@ which of the project's actions would bring the system there: a new replica count
 pod template equal to an earlier ReplicaSet's (`rollback`, what `kubectl rollout undo` sends),
 a new `kubectl.kubernetes.io/restartedAt` (`restart`), a new image (`deploy_image`), env or
 resource changes (`update_config`), new container args (`set_container_args`: mongod's
-`--tlsMode`, AIOpsLab's auth_miss_mongodb). Every difference is checked before anything changes, and
+`--tlsMode`, AIOpsLab's auth_miss_mongodb), a new nodeSelector (`set_node_selector`, AIOpsLab's
+assign_to_non_existent_node). Every difference is checked before anything changes, and
 one the backend cannot carry (another field, a Secret reference, a removed limit) is a 422
 naming the field, the system left as it was; a Deployment applied whole is not what an SRE's
 kubectl sends, so the twin changes exactly as the equivalent tool call would change it.
@@ -39,10 +40,13 @@ class Plan:
     replicas: int | None = None
     # a container's new command-line arguments (mongod's `--tlsMode requireTLS`, say)
     args: list[str] | None = None
+    # the pod spec's new nodeSelector ({} removes it)
+    node_selector: dict[str, str] | None = None
 
     def empty(self) -> bool:
         return (self.rollback_to is None and not self.restart and self.image is None and not self.env
-                and not self.resources and self.replicas is None and self.args is None)
+                and not self.resources and self.replicas is None and self.args is None
+                and self.node_selector is None)
 
 
 def prune(value: Any) -> Any:
@@ -95,6 +99,12 @@ def _template_change(name: str, cur: dict[str, Any], want: dict[str, Any], plan:
         raise _refused(name, "spec.template.metadata")
     cur_spec, want_spec = dict(cur.get("spec", {})), dict(want.get("spec", {}))
     cur_cs, want_cs = cur_spec.pop("containers", []), want_spec.pop("containers", [])
+    old_selector, new_selector = cur_spec.pop("nodeSelector", {}), want_spec.pop("nodeSelector", {})
+    if old_selector != new_selector:
+        if not isinstance(new_selector, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in new_selector.items()):
+            raise _refused(name, "spec.template.spec.nodeSelector", "a nodeSelector maps labels to strings")
+        plan.node_selector = dict(new_selector)
     if cur_spec != want_spec:
         raise _refused(name, "spec.template.spec", _first_difference(cur_spec, want_spec))
     if [c.get("name") for c in cur_cs] != [c.get("name") for c in want_cs]:
@@ -113,9 +123,13 @@ def _template_change(name: str, cur: dict[str, Any], want: dict[str, Any], plan:
             plan.args = list(new_args)
         if have != wanted:
             raise _refused(name, where, _first_difference(have, wanted))
+    if plan.node_selector is not None and (plan.image or plan.env or plan.resources or plan.args is not None):
+        raise _refused(name, "spec.template", "a nodeSelector together with another template change "
+                       "(send them one by one)")
     if plan.args is not None and (plan.image or plan.env or plan.resources):
         raise _refused(name, "spec.template", "args together with another template change (send them one by one)")
-    if plan.restart and (plan.image or plan.env or plan.resources or plan.args is not None):
+    if plan.restart and (plan.image or plan.env or plan.resources or plan.args is not None
+                         or plan.node_selector is not None):
         raise _refused(name, "spec.template", "a restart together with another template change")
     if plan.image and (plan.env or plan.resources):
         raise _refused(name, "spec.template", "an image together with env or resources (send them one by one)")
@@ -171,7 +185,8 @@ def _refused(name: str, where: str, what: str = "") -> ApiError:
         else where
     detail = f" ({what})" if what and path == where else ""
     return invalid("Deployment", name, path, "Forbidden: this server changes a deployment's replicas, "
-                   f"image, env values, args, resource requests and limits, restarts it or rolls it back; "
+                   f"image, env values, args, nodeSelector, resource requests and limits, restarts it or rolls "
+                   "it back; "
                    f"nothing else{detail}")
 
 
@@ -188,6 +203,8 @@ def carry_out(backend: Backend, name: str, plan: Plan) -> list[str]:
             done.append(backend.deploy_image(name, plan.image).message)
         if plan.args is not None:
             done.append(backend.set_container_args(name, plan.args).message)
+        if plan.node_selector is not None:
+            done.append(backend.set_node_selector(name, plan.node_selector).message)
         if plan.env or plan.resources:
             done.append(backend.update_config(name, env=plan.env or None, resources=plan.resources or None).message)
         if plan.replicas is not None:

@@ -194,6 +194,11 @@ class Backend(Protocol):
         """Replace the container's command-line arguments (a new revision, rolled out as any
         template change; `rollout undo` brings the old ones back)."""
 
+    def set_node_selector(self, deployment: str, selector: Mapping[str, str] | None,
+                          change_cause: str = "") -> ActionResult:
+        """Replace the pod template's nodeSelector (None or {} removes it): a new revision whose
+        pods stay Pending, FailedScheduling, while no node carries the labels."""
+
     def set_service_target_port(self, service: str, target_port: int, port_index: int = 0) -> ActionResult:
         """Point a Service's port at another container port (`spec.ports[i].targetPort`): its
         traffic goes there from now on, refused when no container listens on it."""

@@ -427,6 +427,22 @@ class KubernetesBackend:
             body["metadata"] = {"annotations": {"kubernetes.io/change-cause": change_cause}}
         return self._result(deployment, self._patch(deployment, body), "patched")
 
+    def set_node_selector(self, deployment: str, selector: Mapping[str, str] | None,
+                          change_cause: str = "") -> ActionResult:
+        """A JSON patch of /spec/template/spec/nodeSelector: `add` replaces the whole map (a
+        merge patch would keep labels it does not name), `remove` drops it."""
+        doc = self._raw(self.apps.read_namespaced_deployment, deployment, self.namespace)
+        path = "/spec/template/spec/nodeSelector"
+        has = "nodeSelector" in doc["spec"]["template"]["spec"]
+        ops: list[dict[str, Any]] = [{"op": "add", "path": path, "value": dict(selector)}] if selector else (
+            [{"op": "remove", "path": path}] if has else [])
+        if change_cause:
+            ops.append({"op": "add", "path": "/metadata/annotations/kubernetes.io~1change-cause", "value": change_cause})
+        if not ops:
+            return ActionResult(True, f"deployment.apps/{deployment} unchanged", None, self.now)
+        return self._result(deployment, self._patch(deployment, ops, content_type="application/json-patch+json"),
+                            "patched")
+
     def set_service_target_port(self, service: str, target_port: int, port_index: int = 0) -> ActionResult:
         """The JSON patch AIOpsLab's misconfig_k8s fault and its repair amount to (a replace of
         `/spec/ports/<i>/targetPort`); on the twin's API server too, which judges it."""
