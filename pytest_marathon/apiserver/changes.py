@@ -14,12 +14,14 @@ kubectl sends, so the twin changes exactly as the equivalent tool call would cha
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_marathon.apiserver.status import ApiError, invalid
 from pytest_marathon.backends.base import Backend, BackendError
+from pytest_marathon.twin.quantities import QuantityError, parse_cpu, parse_memory
 
 RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
 HASH_LABEL = "pod-template-hash"
@@ -85,9 +87,24 @@ def _earlier_revision(template: Any, current: dict[str, Any], replica_sets: list
         theirs = copy.deepcopy(rs["spec"]["template"])
         theirs.get("metadata", {}).get("labels", {}).pop(HASH_LABEL, None)
         revision = rs["metadata"].get("annotations", {}).get(REVISION)
-        if prune(theirs) == template and revision is not None and revision != now:
+        if _by_value(prune(theirs)) == _by_value(template) and revision is not None and revision != now:
             return int(revision)
     return None
+
+
+def _by_value(template: Any) -> Any:
+    """A template with its containers' resource quantities as numbers: kubectl decodes the
+    ReplicaSet it restores into typed objects and sends quantities in canonical form (`1000m`
+    comes back as `1`, apimachinery resource.Quantity), so an undo compares by value."""
+    out = copy.deepcopy(template)
+    for container in (out or {}).get("spec", {}).get("containers", []) if isinstance(out, dict) else []:
+        for section in (container.get("resources") or {}).values():
+            if not isinstance(section, dict):
+                continue
+            for res, value in list(section.items()):
+                with contextlib.suppress(QuantityError):
+                    section[res] = (parse_cpu if res == "cpu" else parse_memory)(str(value))
+    return out
 
 
 def _template_change(name: str, cur: dict[str, Any], want: dict[str, Any], plan: Plan) -> None:

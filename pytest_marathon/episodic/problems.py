@@ -32,20 +32,28 @@ CATEGORY_ANALYSIS: dict[str, tuple[str, str]] = {
 }
 
 
+#: The Backend calls a "k8s" fault may make: each is what a kubectl command of AIOpsLab's injectors
+#: amounts to (a Service's targetPort patched, a nodeSelector applied, mongod's args the chart
+#: renders, the rollout strategy, a rollout restart).
+K8S_STEPS = ("set_service_target_port", "set_node_selector", "set_container_args", "release", "restart")
+
+
 @dataclass(frozen=True)
 class Fault:
     """How a problem's fault is put in place at t = 0 and what undoing it means."""
 
     kind: str  # "flag": set a flagd flag's default variant; "catalog": inject a catalog entry;
-    #            "chaos": start twin chaos faults (AIOpsLab's injector steps as the twin does them)
+    #            "chaos": start twin chaos faults (AIOpsLab's injector steps as the twin does them);
+    #            "k8s": change Kubernetes objects as AIOpsLab's kubectl/helm steps do (K8S_STEPS)
     name: str  # the flag, the catalog entry id, or the AIOpsLab fault type
     value: str = ""  # the flag's faulty variant
     healthy: str = ""  # the flag's variant when the fault is gone
-    #: kind "chaos": (chaos kind, target, params) started in order at t = 0
+    #: kind "chaos": (chaos kind, target, params) started in order at t = 0; kind "k8s":
+    #: (Backend method in K8S_STEPS, target, params) called in order at t = 0
     steps: tuple[Any, ...] = ()
-    #: kind "chaos": the probe that passes once the fault's effect is gone (judged with pods healthy)
+    #: kind "chaos"/"k8s": the probe that passes once the fault's effect is gone (judged with pods healthy)
     check: dict[str, Any] | None = None
-    #: kind "chaos": the kubectl commands that undo it (`{ns}`: the namespace), what the oracle runs
+    #: kind "chaos"/"k8s": the kubectl commands that undo it (`{ns}`: the namespace), what the oracle runs
     repairs: tuple[str, ...] = ()
 
 
