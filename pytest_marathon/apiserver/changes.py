@@ -4,7 +4,9 @@ A PATCH or PUT yields the deployment the client wants; comparing it with the cur
 which of the project's actions would bring the system there: a new replica count (`scale`), a
 pod template equal to an earlier ReplicaSet's (`rollback`, what `kubectl rollout undo` sends),
 a new `kubectl.kubernetes.io/restartedAt` (`restart`), a new image (`deploy_image`), env or
-resource changes (`update_config`). Every difference is checked before anything changes, and
+resource changes (`update_config`), new container args (`set_container_args`: mongod's
+`--tlsMode`, AIOpsLab's auth_miss_mongodb), a new nodeSelector (`set_node_selector`, AIOpsLab's
+assign_to_non_existent_node). Every difference is checked before anything changes, and
 one the backend cannot carry (another field, a Secret reference, a removed limit) is a 422
 naming the field, the system left as it was; a Deployment applied whole is not what an SRE's
 kubectl sends, so the twin changes exactly as the equivalent tool call would change it.
@@ -19,7 +21,7 @@ from typing import Any
 
 from pytest_marathon.apiserver.status import ApiError, invalid
 from pytest_marathon.backends.base import Backend, BackendError
-from pytest_marathon.twin.quantities import parse_cpu, parse_memory
+from pytest_marathon.twin.quantities import QuantityError, parse_cpu, parse_memory
 
 RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
 HASH_LABEL = "pod-template-hash"
@@ -38,10 +40,15 @@ class Plan:
     env: dict[str, str | None] = field(default_factory=dict)
     resources: dict[str, str] = field(default_factory=dict)
     replicas: int | None = None
+    # a container's new command-line arguments (mongod's `--tlsMode requireTLS`, say)
+    args: list[str] | None = None
+    # the pod spec's new nodeSelector ({} removes it)
+    node_selector: dict[str, str] | None = None
 
     def empty(self) -> bool:
         return (self.rollback_to is None and not self.restart and self.image is None and not self.env
-                and not self.resources and self.replicas is None)
+                and not self.resources and self.replicas is None and self.args is None
+                and self.node_selector is None)
 
 
 def prune(value: Any) -> Any:
@@ -80,9 +87,24 @@ def _earlier_revision(template: Any, current: dict[str, Any], replica_sets: list
         theirs = copy.deepcopy(rs["spec"]["template"])
         theirs.get("metadata", {}).get("labels", {}).pop(HASH_LABEL, None)
         revision = rs["metadata"].get("annotations", {}).get(REVISION)
-        if _decoded(prune(theirs)) == _decoded(template) and revision is not None and revision != now:
+        if _by_value(prune(theirs)) == _by_value(template) and revision is not None and revision != now:
             return int(revision)
     return None
+
+
+def _by_value(template: Any) -> Any:
+    """A template with its containers' resource quantities as numbers: kubectl decodes the
+    ReplicaSet it restores into typed objects and sends quantities in canonical form (`1000m`
+    comes back as `1`, apimachinery resource.Quantity), so an undo compares by value."""
+    out = copy.deepcopy(template)
+    for container in (out or {}).get("spec", {}).get("containers", []) if isinstance(out, dict) else []:
+        for section in (container.get("resources") or {}).values():
+            if not isinstance(section, dict):
+                continue
+            for res, value in list(section.items()):
+                with contextlib.suppress(QuantityError):
+                    section[res] = (parse_cpu if res == "cpu" else parse_memory)(str(value))
+    return out
 
 
 def _template_change(name: str, cur: dict[str, Any], want: dict[str, Any], plan: Plan) -> None:
@@ -94,6 +116,12 @@ def _template_change(name: str, cur: dict[str, Any], want: dict[str, Any], plan:
         raise _refused(name, "spec.template.metadata")
     cur_spec, want_spec = dict(cur.get("spec", {})), dict(want.get("spec", {}))
     cur_cs, want_cs = cur_spec.pop("containers", []), want_spec.pop("containers", [])
+    old_selector, new_selector = cur_spec.pop("nodeSelector", {}), want_spec.pop("nodeSelector", {})
+    if old_selector != new_selector:
+        if not isinstance(new_selector, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in new_selector.items()):
+            raise _refused(name, "spec.template.spec.nodeSelector", "a nodeSelector maps labels to strings")
+        plan.node_selector = dict(new_selector)
     if cur_spec != want_spec:
         raise _refused(name, "spec.template.spec", _first_difference(cur_spec, want_spec))
     if [c.get("name") for c in cur_cs] != [c.get("name") for c in want_cs]:
@@ -105,9 +133,20 @@ def _template_change(name: str, cur: dict[str, Any], want: dict[str, Any], plan:
             plan.image = image
         _env_change(name, where, have.pop("env", []), wanted.pop("env", []), plan)
         _resource_change(name, where, have.pop("resources", {}), wanted.pop("resources", {}), plan)
+        old_args, new_args = have.pop("args", []), wanted.pop("args", [])
+        if old_args != new_args:
+            if not isinstance(new_args, list) or not all(isinstance(a, str) for a in new_args):
+                raise _refused(name, f"{where}.args", "args must be a list of strings")
+            plan.args = list(new_args)
         if have != wanted:
             raise _refused(name, where, _first_difference(have, wanted))
-    if plan.restart and (plan.image or plan.env or plan.resources):
+    if plan.node_selector is not None and (plan.image or plan.env or plan.resources or plan.args is not None):
+        raise _refused(name, "spec.template", "a nodeSelector together with another template change "
+                       "(send them one by one)")
+    if plan.args is not None and (plan.image or plan.env or plan.resources):
+        raise _refused(name, "spec.template", "args together with another template change (send them one by one)")
+    if plan.restart and (plan.image or plan.env or plan.resources or plan.args is not None
+                         or plan.node_selector is not None):
         raise _refused(name, "spec.template", "a restart together with another template change")
     if plan.image and (plan.env or plan.resources):
         raise _refused(name, "spec.template", "an image together with env or resources (send them one by one)")
@@ -152,21 +191,6 @@ def _same_quantity(resource: str, old: Any, new: Any) -> bool:
         return False
 
 
-def _decoded(template: Any) -> Any:
-    """A pod template with its containers' resource quantities as values, for comparing a
-    ReplicaSet's template with the one a client sends back (`kubectl rollout undo`)."""
-    if not isinstance(template, dict):
-        return template
-    out = copy.deepcopy(template)
-    for container in out.get("spec", {}).get("containers", []):
-        for section in container.get("resources", {}).values():
-            if isinstance(section, dict):
-                for res, value in section.items():
-                    with contextlib.suppress(TypeError, ValueError):  # not a quantity: kept as written
-                        section[res] = parse_cpu(value) if res == "cpu" else parse_memory(value)
-    return out
-
-
 def _check_rest(name: str, current: dict[str, Any], desired: dict[str, Any], *, rollback: bool) -> None:
     """Everything outside replicas and the template must stay as it is (a rollback also
     rewrites the annotations, as kubectl's undo patch does)."""
@@ -187,10 +211,12 @@ def _first_difference(old: dict[str, Any], new: dict[str, Any]) -> str:
 
 
 def _refused(name: str, where: str, what: str = "") -> ApiError:
-    path = f"{where}.{what}" if what and not what.startswith(("a ", "an ", "names", "valueFrom", "removal")) else where
+    path = f"{where}.{what}" if what and not what.startswith(("a ", "an ", "names", "valueFrom", "removal", "args"))\
+        else where
     detail = f" ({what})" if what and path == where else ""
     return invalid("Deployment", name, path, "Forbidden: this server changes a deployment's replicas, "
-                   f"image, env values, resource requests and limits, restarts it or rolls it back; "
+                   f"image, env values, args, nodeSelector, resource requests and limits, restarts it or rolls "
+                   "it back; "
                    f"nothing else{detail}")
 
 
@@ -205,6 +231,10 @@ def carry_out(backend: Backend, name: str, plan: Plan) -> list[str]:
             done.append(backend.restart(name).message)
         if plan.image is not None:
             done.append(backend.deploy_image(name, plan.image).message)
+        if plan.args is not None:
+            done.append(backend.set_container_args(name, plan.args).message)
+        if plan.node_selector is not None:
+            done.append(backend.set_node_selector(name, plan.node_selector).message)
         if plan.env or plan.resources:
             done.append(backend.update_config(name, env=plan.env or None, resources=plan.resources or None).message)
         if plan.replicas is not None:

@@ -31,7 +31,13 @@ MERGE_KEYS = {"containers": "name", "initContainers": "name", "env": "name", "po
               "volumeMounts": "mountPath", "volumes": "name", "imagePullSecrets": "name"}
 
 
-def apply(doc: dict[str, Any], patch: Any, content_type: str) -> dict[str, Any]:
+#: a Service's ports merge by `port` (k8s.io/api core/v1 types.go ServiceSpec.Ports
+#: `patchMergeKey:"port"`), not by a container's `containerPort`
+SERVICE_MERGE_KEYS = {**MERGE_KEYS, "ports": "port"}
+
+
+def apply(doc: dict[str, Any], patch: Any, content_type: str,
+          merge_keys: dict[str, str] | None = None) -> dict[str, Any]:
     kind = content_type.split(";")[0].strip().lower()
     if kind == JSON_PATCH:
         if not isinstance(patch, list):
@@ -42,7 +48,7 @@ def apply(doc: dict[str, Any], patch: Any, content_type: str) -> dict[str, Any]:
     if kind == MERGE_PATCH:
         return merge_patch(doc, patch)
     if kind == STRATEGIC_PATCH:
-        return strategic_merge(doc, patch)
+        return strategic_merge(doc, patch, merge_keys or MERGE_KEYS)
     raise ApiUnsupported(kind)
 
 
@@ -163,7 +169,7 @@ def merge_patch(doc: Any, patch: Any) -> Any:
 
 
 # --- strategic merge -----------------------------------------------------------------------------------------
-def strategic_merge(doc: Any, patch: Any) -> Any:
+def strategic_merge(doc: Any, patch: Any, keys: dict[str, str] = MERGE_KEYS) -> Any:
     if not isinstance(patch, dict):
         return copy.deepcopy(patch)
     if patch.get("$patch") == "replace":
@@ -180,10 +186,10 @@ def strategic_merge(doc: Any, patch: Any) -> Any:
             continue
         if value is None:
             out.pop(key, None)
-        elif isinstance(value, list) and key in MERGE_KEYS:
-            out[key] = _merge_list(out.get(key) or [], value, MERGE_KEYS[key])
+        elif isinstance(value, list) and key in keys:
+            out[key] = _merge_list(out.get(key) or [], value, keys[key], keys)
         else:
-            merged = strategic_merge(out.get(key), value)
+            merged = strategic_merge(out.get(key), value, keys)
             if merged is None:
                 out.pop(key, None)
             else:
@@ -191,7 +197,7 @@ def strategic_merge(doc: Any, patch: Any) -> Any:
     return out
 
 
-def _merge_list(current: list[Any], patch: list[Any], key: str) -> list[Any]:
+def _merge_list(current: list[Any], patch: list[Any], key: str, keys: dict[str, str]) -> list[Any]:
     if any(isinstance(item, dict) and item.get("$patch") == "replace" for item in patch):
         return [copy.deepcopy(i) for i in patch if not (isinstance(i, dict) and "$patch" in i)]
     out = copy.deepcopy(current)
@@ -204,7 +210,7 @@ def _merge_list(current: list[Any], patch: list[Any], key: str) -> list[Any]:
                 out.pop(at)
             continue
         if at is None:
-            out.append(strategic_merge({}, item))
+            out.append(strategic_merge({}, item, keys))
         else:
-            out[at] = strategic_merge(out[at], item)
+            out[at] = strategic_merge(out[at], item, keys)
     return out

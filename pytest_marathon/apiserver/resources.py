@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qs
 
-from pytest_marathon.apiserver import changes, discovery, openapi, patches, tables
+from pytest_marathon.apiserver import changes, discovery, openapi, patches, service_changes, tables
 from pytest_marathon.apiserver.identity import OPERATOR, bears, identity_of
 from pytest_marathon.apiserver.selectors import field_matcher, label_matcher
 from pytest_marathon.apiserver.shapes import CLUSTER_SCOPED, KINDS, Shaper, list_doc
@@ -289,6 +289,8 @@ class KubeApi:
                body: bytes) -> Reply:
         if target.resource == "configmaps" and target.name is not None and self._flag_source(target.name):
             return self._write_flags(target, method, headers, body)
+        if target.resource == "services" and target.name is not None:
+            return self._write_service(target, method, query, headers, body)
         if target.resource not in _WRITABLE or target.name is None:
             verb = "patch" if method == "PATCH" else "update"
             raise forbidden(target.resource, target.name, verb, target.namespace, "", _GROUPS[target.group_version])
@@ -308,6 +310,25 @@ class KubeApi:
         self.revision += 1
         after = self._one(Target(target.group_version, "deployments", target.namespace, target.name, None))
         return json_reply(_scale_doc(after) if target.subresource == "scale" else after)
+
+    def _write_service(self, target: Target, method: str, query: Mapping[str, list[str]],
+                       headers: Mapping[str, str], body: bytes) -> Reply:
+        """A patch or replace of a Service: a new targetPort is set through the backend (its
+        Endpoints follow); any other change is refused and changes nothing."""
+        current = self._one(target)
+        desired = _desired(current, method, headers, body, patches.SERVICE_MERGE_KEYS)
+        if not isinstance(desired, dict):
+            raise bad_request("the patched object is not a JSON object")
+        wanted = service_changes.plan_service_change(str(target.name), current, desired)
+        if query.get("dryRun") or not wanted:
+            return json_reply(desired if query.get("dryRun") else current)
+        for index, port in sorted(wanted.items()):
+            try:
+                self.backend.set_service_target_port(str(target.name), port, index)
+            except BackendError as exc:
+                raise ApiError(422, "Invalid", str(exc)) from None
+        self.revision += 1
+        return json_reply(self._one(target))
 
     def _flag_source(self, configmap: str) -> Any:
         """The app's flag file ConfigMap (flagd's, Astronomy Shop), the one ConfigMap an operator
@@ -338,7 +359,8 @@ class KubeApi:
         return json_reply(self._one(target))
 
 
-def _desired(current: dict[str, Any], method: str, headers: Mapping[str, str], body: bytes) -> Any:
+def _desired(current: dict[str, Any], method: str, headers: Mapping[str, str], body: bytes,
+             merge_keys: dict[str, str] | None = None) -> Any:
     """The object a PUT sends, or `current` with a PATCH's body applied (its Content-Type says how)."""
     try:
         sent = json.loads(body or b"null")
@@ -347,7 +369,7 @@ def _desired(current: dict[str, Any], method: str, headers: Mapping[str, str], b
     if method == "PUT":
         return sent
     try:
-        return patches.apply(current, sent, headers.get("Content-Type", ""))
+        return patches.apply(current, sent, headers.get("Content-Type", ""), merge_keys)
     except patches.ApiUnsupported as exc:
         raise ApiError(415, "UnsupportedMediaType", f"the body of the request was in an unknown format: {exc}") from None
     except patches.ApiConflict as exc:

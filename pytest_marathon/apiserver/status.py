@@ -64,7 +64,8 @@ def invalid(kind: str, name: str, field: str, message: str, cause: str = "FieldV
             group: str = "apps") -> ApiError:
     """A 422 naming the field, with the cause kubectl prints after `The <Kind> "<name>" is
     invalid:` (kubectl pkg/cmd/util/helpers.go checkErr, statusCausesToAggrError)."""
-    return ApiError(422, "Invalid", f'{kind}.{group} "{name}" is invalid: {field}: {message}',
+    qualified = f"{kind}.{group}" if group else kind  # the core group has no suffix
+    return ApiError(422, "Invalid", f'{qualified} "{name}" is invalid: {field}: {message}',
                     {"name": name, "group": group, "kind": kind,
                      "causes": [{"reason": cause, "message": message, "field": field}]})
 

@@ -190,6 +190,19 @@ class Backend(Protocol):
 
     def set_feature_flag(self, name: str, value: str) -> ActionResult: ...
 
+    def set_container_args(self, deployment: str, args: list[str], change_cause: str = "") -> ActionResult:
+        """Replace the container's command-line arguments (a new revision, rolled out as any
+        template change; `rollout undo` brings the old ones back)."""
+
+    def set_node_selector(self, deployment: str, selector: Mapping[str, str] | None,
+                          change_cause: str = "") -> ActionResult:
+        """Replace the pod template's nodeSelector (None or {} removes it): a new revision whose
+        pods stay Pending, FailedScheduling, while no node carries the labels."""
+
+    def set_service_target_port(self, service: str, target_port: int, port_index: int = 0) -> ActionResult:
+        """Point a Service's port at another container port (`spec.ports[i].targetPort`): its
+        traffic goes there from now on, refused when no container listens on it."""
+
     def feature_flags(self) -> dict[str, str]:
         """Every feature flag the app reads and its current value: the `feature-flags` ConfigMap's
         entries, or for an app served by flagd each flag's default variant in the flag file."""

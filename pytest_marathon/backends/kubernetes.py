@@ -417,6 +417,40 @@ class KubernetesBackend:
         r = self._operator("set_feature_flag", name=name, value=value)
         return ActionResult(bool(r["ok"]), r["message"], r["revision"], r["completes_at"])
 
+    def set_container_args(self, deployment: str, args: list[str], change_cause: str = "") -> ActionResult:
+        """A strategic merge patch of the first container's args (what `kubectl patch` sends)."""
+        doc = self._raw(self.apps.read_namespaced_deployment, deployment, self.namespace)
+        container = doc["spec"]["template"]["spec"]["containers"][0]["name"]
+        body: dict[str, Any] = {"spec": {"template": {"spec": {"containers": [{"name": container,
+                                                                             "args": list(args)}]}}}}
+        if change_cause:
+            body["metadata"] = {"annotations": {"kubernetes.io/change-cause": change_cause}}
+        return self._result(deployment, self._patch(deployment, body), "patched")
+
+    def set_node_selector(self, deployment: str, selector: Mapping[str, str] | None,
+                          change_cause: str = "") -> ActionResult:
+        """A JSON patch of /spec/template/spec/nodeSelector: `add` replaces the whole map (a
+        merge patch would keep labels it does not name), `remove` drops it."""
+        doc = self._raw(self.apps.read_namespaced_deployment, deployment, self.namespace)
+        path = "/spec/template/spec/nodeSelector"
+        has = "nodeSelector" in doc["spec"]["template"]["spec"]
+        ops: list[dict[str, Any]] = [{"op": "add", "path": path, "value": dict(selector)}] if selector else (
+            [{"op": "remove", "path": path}] if has else [])
+        if change_cause:
+            ops.append({"op": "add", "path": "/metadata/annotations/kubernetes.io~1change-cause", "value": change_cause})
+        if not ops:
+            return ActionResult(True, f"deployment.apps/{deployment} unchanged", None, self.now)
+        return self._result(deployment, self._patch(deployment, ops, content_type="application/json-patch+json"),
+                            "patched")
+
+    def set_service_target_port(self, service: str, target_port: int, port_index: int = 0) -> ActionResult:
+        """The JSON patch AIOpsLab's misconfig_k8s fault and its repair amount to (a replace of
+        `/spec/ports/<i>/targetPort`); on the twin's API server too, which judges it."""
+        op = {"op": "replace", "path": f"/spec/ports/{int(port_index)}/targetPort", "value": target_port}
+        self._raw(self.core.patch_namespaced_service, service, self.namespace, [op],
+                  _content_type="application/json-patch+json")
+        return ActionResult(True, f"service/{service} patched (targetPort={target_port})", None, self.now)
+
     def missing(self, entry: Any) -> list[str]:
         """What a cluster lacks for a scheduled entry beyond `offers`: a code fault's image."""
         if self._operator_url is not None or entry.patch is None or not self.registry:

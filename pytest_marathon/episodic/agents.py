@@ -53,7 +53,7 @@ class OracleAgent:
             return []
         if fault.kind == "flag":
             return [f"kubectl get configmap flagd-config -n {ns} -o json", "<flag patch>"]
-        if fault.kind in ("chaos", "image"):
+        if fault.kind in ("chaos", "k8s"):
             return [command.replace("{ns}", ns) for command in fault.repairs]
         from pytest_marathon.faults import load_catalog
 

@@ -85,7 +85,7 @@ def mitigation_checks(problem: Problem, backend: Any, entry: Any = None) -> dict
         gone = True
     elif fault.kind == "flag":
         gone = backend.feature_flags().get(fault.name) == fault.healthy
-    elif fault.kind in ("chaos", "image"):
+    elif fault.kind in ("chaos", "k8s"):
         gone = fault.check is not None and bool(backend.probe(dict(fault.check)))
     else:
         gone = bool(backend.probe(dict(entry.probe))) if entry is not None else False

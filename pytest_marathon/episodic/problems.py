@@ -32,25 +32,28 @@ CATEGORY_ANALYSIS: dict[str, tuple[str, str]] = {
 }
 
 
+#: The Backend calls a "k8s" fault may make: each is what a kubectl command of AIOpsLab's injectors
+#: amounts to (a Service's targetPort patched, a nodeSelector applied, mongod's args the chart
+#: renders, a deployment's image or rollout strategy, a rollout restart, `kubectl scale`).
+K8S_STEPS = ("set_service_target_port", "set_node_selector", "set_container_args", "release", "restart", "scale")
+
+
 @dataclass(frozen=True)
 class Fault:
     """How a problem's fault is put in place at t = 0 and what undoing it means."""
 
     kind: str  # "flag": set a flagd flag's default variant; "catalog": inject a catalog entry;
-    #            "chaos": start twin chaos faults (AIOpsLab's injector steps as the twin does them;
-    #            a step of kind "scale" sets a deployment's replicas, as `kubectl scale` does);
-    #            "image": set deployments' container image (AIOpsLab's update_deployment)
+    #            "chaos": start twin chaos faults (AIOpsLab's injector steps as the twin does them);
+    #            "k8s": change Kubernetes objects as AIOpsLab's kubectl/helm steps do (K8S_STEPS)
     name: str  # the flag, the catalog entry id, or the AIOpsLab fault type
     value: str = ""  # the flag's faulty variant
     healthy: str = ""  # the flag's variant when the fault is gone
-    #: kind "chaos": (chaos kind, target, params) started in order at t = 0; kind "image":
-    #: (deployment, image) set at t = 0
+    #: kind "chaos": (chaos kind, target, params) started in order at t = 0; kind "k8s":
+    #: (Backend method in K8S_STEPS, target, params) called in order at t = 0
     steps: tuple[Any, ...] = ()
-    #: kinds "chaos", "image": the probe that passes once the fault's effect is gone (judged with
-    #: pods healthy)
+    #: kind "chaos"/"k8s": the probe that passes once the fault's effect is gone (judged with pods healthy)
     check: dict[str, Any] | None = None
-    #: kinds "chaos", "image": the kubectl commands that undo it (`{ns}`: the namespace), what the
-    #: oracle runs
+    #: kind "chaos"/"k8s": the kubectl commands that undo it (`{ns}`: the namespace), what the oracle runs
     repairs: tuple[str, ...] = ()
 
 
@@ -164,7 +167,9 @@ def _hotel_problems() -> list[Problem]:
     # misconfig_app_hotel_res.py through inject_app.py inject_misconfig_app: geo's container image
     # replaced by yinfangchen/geo:app3 (an update of the deployment, no change-cause); recovery sets
     # the image back, which `rollout undo` or `set image` to the previous one does
-    misconfig = Fault("image", "misconfig_app", steps=(("geo", "yinfangchen/geo:app3"),), check=SEARCH_PROBE,
+    misconfig = Fault("k8s", "misconfig_app",
+                      steps=(("release", "geo", {"image": "yinfangchen/geo:app3", "change_cause": ""}),),
+                      check=SEARCH_PROBE,
                       repairs=("kubectl set image deployment/geo hotel-reserv-geo=localhost:5001/hotelreservation/geo:latest -n {ns}",))
     for task in TASKS:
         out.append(Problem(pid=f"misconfig_app_hotel_res-{task}-1", app=HOTEL, task=task, fault=misconfig,
@@ -206,7 +211,7 @@ def _social_problems() -> list[Problem]:
     user-service at 1 desired and 1 available replica and every pod ready, here also a compose
     answered again. The target-port, MongoDB-auth and unknown-node problems are left out
     (docs/fidelity.md, SocialNetwork)."""
-    fault = Fault("chaos", "scale_pods_to_zero", steps=(("scale", "user-service", {"replicas": 0}),),
+    fault = Fault("k8s", "scale_pods_to_zero", steps=(("scale", "user-service", {"replicas": 0}),),
                   check=COMPOSE_PROBE,
                   repairs=("kubectl scale deployment user-service -n {ns} --replicas=1",))
     out = [Problem(pid=f"scale_pod_zero_social_net-{task}-1", app=SOCIAL, task=task, fault=fault,

@@ -27,7 +27,7 @@ from typing import Any
 from pytest_marathon.backends import create_backend
 from pytest_marathon.episodic.aci import Interface, ParseError, parse_reply
 from pytest_marathon.episodic.evaluate import mitigation_checks
-from pytest_marathon.episodic.problems import Problem
+from pytest_marathon.episodic.problems import K8S_STEPS, Problem
 from pytest_marathon.episodic.recording import (
     open_recorder,
     problem_record,
@@ -139,14 +139,13 @@ class _Injector:
         if fault is not None and fault.kind == "chaos" and backend.now < 0.0 <= t:
             backend.advance_to(0.0)
             for kind, target, params in fault.steps:
-                if kind == "scale":
-                    backend.scale(target, int(params["replicas"]))
-                else:
-                    backend.chaos_start(kind, target, **_session_timed(params))
-        if fault is not None and fault.kind == "image" and backend.now < 0.0 <= t:
+                backend.chaos_start(kind, target, **_session_timed(params))
+        if fault is not None and fault.kind == "k8s" and backend.now < 0.0 <= t:
             backend.advance_to(0.0)
-            for deployment, image in fault.steps:
-                backend.release(deployment, image=image, change_cause="")
+            for method, target, params in fault.steps:
+                if method not in K8S_STEPS:
+                    raise ValueError(f"a k8s fault step is one of {', '.join(K8S_STEPS)}, not {method!r}")
+                getattr(backend, method)(target, **dict(params))
         while self.orchestrator is not None and backend.now + backend.tick_seconds <= t + 1e-9:
             self.orchestrator.step(backend.now)
             backend.advance_to(backend.now + backend.tick_seconds)

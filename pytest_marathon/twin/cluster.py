@@ -28,6 +28,7 @@ from pytest_marathon.twin.objects import (
     Pod,
     PodTemplate,
     ReplicaSet,
+    node_labels,
     pod_uid,
     resolve_fraction,
     timestamp,
@@ -93,6 +94,9 @@ class Cluster:
         }
         self.deployments: dict[str, Deployment] = {}
         self.pods: dict[str, Pod] = {}
+        # pods no node may take (a nodeSelector no node's labels match): Pending without a node,
+        # kept apart from `pods` because nothing runs them; name -> (pod, the scheduler's message)
+        self.unscheduled: dict[str, tuple[Pod, str]] = {}
         # each deployment's pods sorted by name (rebuilt when one is added or removed): a
         # Service's endpoints are looked up on every call between services
         self._by_name: dict[str, list[Pod]] = {}
@@ -226,6 +230,7 @@ class Cluster:
             controller(now)
         for node in self.nodes.values():
             self._node_lifecycle(node, now)
+        self._retry_unscheduled(now)
         for dep in self.deployments.values():
             self._rollout(dep, now)
         for pod in self._all_by_name():
@@ -287,6 +292,7 @@ class Cluster:
         if max_scaled_down > 0:
             for rs in sorted(old, key=lambda r: (r.created_at, r.revision)):
                 unhealthy = sum(1 for p in pods if p.replica_set == rs.name and not p.ready)
+                unhealthy += sum(1 for p, _m in self.unscheduled.values() if p.replica_set == rs.name)
                 take = min(rs.replicas, unhealthy, max_scaled_down)
                 if take:
                     self._scale_rs(dep, rs, rs.replicas - take, now)
@@ -329,39 +335,87 @@ class Cluster:
         active pods only; SuccessfulCreate/SuccessfulDelete come from RealPodControl
         (pkg/controller/controller_utils.go)."""
         mine = [p for p in self._created(rs.deployment) if p.replica_set == rs.name and not p.terminating]
-        if len(mine) > rs.replicas:
+        waiting = sorted(n for n, (p, _m) in self.unscheduled.items() if p.replica_set == rs.name)
+        while waiting and len(mine) + len(waiting) > rs.replicas:
+            # unassigned pods go first (controller_utils.go ActivePods ordering); no kubelet
+            # holds them, so they are gone at once
+            name = waiting.pop()
+            del self.unscheduled[name]
+            self.events.add(now, "Normal", "SuccessfulDelete", "ReplicaSet", rs.name, f"Deleted pod: {name}")
+        wanted = rs.replicas - len(waiting)
+        if len(mine) > wanted:
             mine.sort(key=lambda p: (p.ready, -p.created_at, p.name))
-            for pod in mine[: len(mine) - rs.replicas]:
+            for pod in mine[: len(mine) - wanted]:
                 self.delete_pod(pod, now)
                 self.events.add(now, "Normal", "SuccessfulDelete", "ReplicaSet", rs.name, f"Deleted pod: {pod.name}")
-        for _ in range(rs.replicas - len(mine)):
+        for _ in range(wanted - len(mine)):
             self._create_pod(rs, now)
 
     def _create_pod(self, rs: ReplicaSet, now: float) -> None:
         node = self._schedule(rs.template, rs.deployment)
         suffix = "".join(self._name_rng.choice(POD_NAME_ALPHABET) for _ in range(5))
         name = f"{rs.name}-{suffix}"
+        if node is None and rs.template.node_selector and not self._selectable(rs.template):
+            pod = self._new_pod(name, rs, "", now)
+            message = self._affinity_message()
+            self.unscheduled[name] = (pod, message)
+            self.events.add(now, "Normal", "SuccessfulCreate", "ReplicaSet", rs.name, f"Created pod: {name}")
+            self.events.add(now, "Warning", "FailedScheduling", "Pod", name, message)
+            return
         if node is None:
             self.events.add(now, "Warning", "FailedScheduling", "Pod", name,
                             "0/4 nodes are available: node(s) had untolerated taint or insufficient cpu.")
             return
-        self._ip_counter += 1
-        pod = Pod(
+        self._bind(self._new_pod(name, rs, node.name, now), node, now, created=True)
+
+    def _new_pod(self, name: str, rs: ReplicaSet, node: str, now: float) -> Pod:
+        return Pod(
             name=name,
             deployment=rs.deployment,
             replica_set=rs.name,
             template=rs.template.copy(),
-            node=node.name,
+            node=node,
             created_at=now,
             start_delay=self._start_rng.uniform(*self.spec.deployments[rs.deployment].start_seconds),
-            ip=f"10.8.{list(self.nodes).index(node.name)}.{self._ip_counter % 250 + 2}",
             grace_seconds=self.spec.deployments[rs.deployment].termination_grace_seconds,
         )
-        self.pods[name] = pod
+
+    def _bind(self, pod: Pod, node: Node, now: float, created: bool) -> None:
+        self._ip_counter += 1
+        pod.node = node.name
+        pod.ip = f"10.8.{list(self.nodes).index(node.name)}.{self._ip_counter % 250 + 2}"
+        self.pods[pod.name] = pod
         self._changed(pod)
-        self.events.add(now, "Normal", "SuccessfulCreate", "ReplicaSet", rs.name, f"Created pod: {name}")
-        self.events.add(now, "Normal", "Scheduled", "Pod", name,
-                        f"Successfully assigned {self.namespace}/{name} to {node.name}")
+        if created:
+            self.events.add(now, "Normal", "SuccessfulCreate", "ReplicaSet", pod.replica_set, f"Created pod: {pod.name}")
+        self.events.add(now, "Normal", "Scheduled", "Pod", pod.name,
+                        f"Successfully assigned {self.namespace}/{pod.name} to {node.name}")
+
+    def _selectable(self, template: PodTemplate) -> bool:
+        """Whether some node carries every label of the template's nodeSelector (the NodeAffinity
+        filter plugin, pkg/scheduler/framework/plugins/nodeaffinity)."""
+        wanted = template.node_selector.items()
+        return any(all(node_labels(n).get(k) == v for k, v in wanted) for n in self.nodes.values())
+
+    def _affinity_message(self) -> str:
+        """The FitError every node filtered out by NodeAffinity gives (pkg/scheduler/framework/
+        types.go FitError.Error with nodeaffinity's ErrReasonPod), and default preemption's
+        PostFilter message: such a node is UnschedulableAndUnresolvable, so preemption cannot help."""
+        n = len(self.nodes)
+        return (f"0/{n} nodes are available: {n} node(s) didn't match Pod's node affinity/selector. "
+                f"preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling.")
+
+    def _retry_unscheduled(self, now: float) -> None:
+        """The scheduler retries an unschedulable pod when the cluster changes; a pod a node now
+        matches is bound there and starts."""
+        for name in sorted(self.unscheduled):
+            pod, _message = self.unscheduled[name]
+            if not self._selectable(pod.template):
+                continue
+            node = self._schedule(pod.template, pod.deployment)
+            if node is not None:
+                del self.unscheduled[name]
+                self._bind(pod, node, now, created=False)
 
     def _schedule(self, template: PodTemplate, deployment: str = "") -> Node | None:
         """The least-requested node with room. With zone spreading (`zones.spread`: every
@@ -376,8 +430,11 @@ class Cluster:
                     zone = self.nodes[p.node].zone
                     per_zone[zone] = per_zone.get(zone, 0) + 1
         best: tuple[int, float, int, str] | None = None
+        wanted = template.node_selector.items()
         for node in self.nodes.values():
             if not node.condition_ready:
+                continue
+            if wanted and any(node_labels(node).get(k) != v for k, v in wanted):
                 continue
             used = sum(cpu_request(p.template) for p in self.pods.values() if p.node == node.name)
             if used + want > node.cpu:

@@ -19,6 +19,7 @@ from pytest_marathon.twin.mongoclient import (
     SERVER_SELECTION_TIMEOUT_MS,
     MongoUri,
     auth_failure,
+    plaintext_refused,
     selection_failure,
     server_failure,
 )
@@ -190,14 +191,19 @@ def mongo_run(self: Runtime, ctx: CallContext, uri: MongoUri, db: str, command: 
     error: MongoError | None = None
     result: dict[str, Any] = {}
     server, pod, failure = _connect_data_server(self, caller, uri.addr, self.mongo_servers)
-    if failure is not None:
+    plaintext = failure is None and server.tls_mode == "requireTLS" and not uri.tls
+    if failure is not None or plaintext:
         # the driver keeps selecting until serverSelectionTimeoutMS, or the caller's context ends
         remaining = max(0.0, ctx._deadline_ms - ctx._elapsed_ms)
         ended = ""
         if remaining < SERVER_SELECTION_TIMEOUT_MS:
             ended = "context deadline exceeded" if ctx._deadline_set else "context canceled"
         ctx._elapsed_ms += min(SERVER_SELECTION_TIMEOUT_MS, remaining)
-        error = selection_failure(language, failure.kind, uri, failure.ip, ended)
+        if plaintext:
+            server.tls_refusals += 1
+            error = plaintext_refused(language, uri, server.tls_refusals, ended)
+        else:
+            error = selection_failure(language, failure.kind, uri, failure.ip, ended)
     else:
         op_ms = float(self.spec.deployments[pod.deployment].datastore.get("op_ms", 0.4))
         pod.cpu_demand += op_ms / 1000.0 * self.weight

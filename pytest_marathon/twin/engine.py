@@ -9,6 +9,7 @@ exporters are scraped. Nothing reads the wall clock; every draw comes from `rng_
 from __future__ import annotations
 
 import ast
+import dataclasses
 import difflib
 import hashlib
 import json
@@ -54,6 +55,7 @@ from pytest_marathon.twin.objects import (
     pod_k8s,
     replicaset_k8s,
     service_k8s,
+    unscheduled_pod_k8s,
 )
 from pytest_marathon.twin.patching import PatchError, apply_patch
 from pytest_marathon.twin.pod_exec import ExecFailed, exec_in_pod
@@ -392,6 +394,10 @@ class Twin:
         elif kind == "pods":
             for pod in sorted(cluster.pods.values(), key=lambda p: p.name):
                 out.append(pod_k8s(pod, ns, cluster.deployments[pod.deployment].port))
+            if cluster.unscheduled:
+                for pod, message in (cluster.unscheduled[n] for n in sorted(cluster.unscheduled)):
+                    out.append(unscheduled_pod_k8s(pod, ns, cluster.deployments[pod.deployment].port, message))
+                out.sort(key=lambda o: o["metadata"]["name"])
         elif kind == "services":
             for svc in sorted(self.spec.services.values(), key=lambda s: s.name):
                 out.append(service_k8s(svc.name, ns, svc.port, svc.target_port, svc.selector, svc.type,
@@ -562,6 +568,37 @@ class Twin:
         self.event_log.add(self._now, "Normal", "Updated", "ConfigMap", "feature-flags", f"flag {name} set")
         return ActionResult(True, f"configmap/feature-flags patched ({name}={value})", None, self._now)
 
+    def set_container_args(self, deployment: str, args: list[str], change_cause: str = "") -> ActionResult:
+        if not isinstance(args, list | tuple) or not all(isinstance(a, str) for a in args):
+            raise BackendError(f"args must be a list of strings, got {args!r}")
+        return self._apply_change(deployment, env=None, resources=None, probes_patch=None, image=None,
+                                  args=tuple(args), change_cause=change_cause or "args " + " ".join(args))
+
+    def set_node_selector(self, deployment: str, selector: Mapping[str, str] | None,
+                          change_cause: str = "") -> ActionResult:
+        if selector is not None and (not isinstance(selector, Mapping) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in selector.items())):
+            raise BackendError(f"nodeSelector must map label names to string values, got {selector!r}")
+        wanted = dict(selector or {})
+        text = ",".join(f"{k}={v}" for k, v in sorted(wanted.items())) or "none"
+        return self._apply_change(deployment, env=None, resources=None, probes_patch=None, image=None,
+                                  node_selector=wanted, change_cause=change_cause or f"nodeSelector {text}")
+
+    def set_service_target_port(self, service: str, target_port: int, port_index: int = 0) -> ActionResult:
+        """kube-proxy programs the new targetPort at once; the Endpoints list the pods on it.
+        A caller's connection reaches the pod on that port, and nothing listening there
+        refuses it (runtime.py compares the pod's listen port with the Service's)."""
+        svc = self.spec.services.get(service)
+        if svc is None:
+            raise BackendError(f'services "{service}" not found')
+        if port_index != 0:
+            raise BackendError(f"service {service} has one port; spec.ports[{port_index}] does not exist")
+        if isinstance(target_port, bool) or not isinstance(target_port, int) or not 1 <= target_port <= 65535:
+            raise BackendError(f"targetPort must be between 1 and 65535, inclusive, got {target_port!r}")
+        if target_port != svc.target_port:
+            self.spec.services[service] = dataclasses.replace(svc, target_port=target_port)
+        return ActionResult(True, f"service/{service} patched (targetPort={target_port})", None, self._now)
+
     def _set_flagd_variant(self, name: str, variant: str) -> ActionResult:
         """flagd apps: choose the flag's default variant in the flag file flagd watches (what the
         demo's flagd-ui writes); an unknown flag or variant changes nothing."""
@@ -629,7 +666,9 @@ class Twin:
 
     def _apply_change(self, deployment: str, *, env: Mapping[str, EnvValue] | None, resources: Mapping[str, str] | None,
                       probes_patch: Mapping[str, Any] | None, image: str | None, change_cause: str,
-                      strategy: tuple[str, str, str] | None = None) -> ActionResult:
+                      strategy: tuple[str, str, str] | None = None,
+                      args: tuple[str, ...] | None = None,
+                      node_selector: dict[str, str] | None = None) -> ActionResult:
         """Change the pod template (a new revision) and, for a release, the rollout strategy
         that carries it out; a strategy alone is a new generation but no new revision, as in
         Kubernetes. Everything is checked before anything changes."""
@@ -674,6 +713,10 @@ class Twin:
             template.probes[kind].update(dict(changes))
         if image is not None:
             template.image = image
+        if args is not None:
+            template.args = args
+        if node_selector is not None:
+            template.node_selector = node_selector
         strategy_changed = strategy is not None and strategy != dep.strategy()
         if strategy_changed:
             dep.strategy_type, dep.max_surge, dep.max_unavailable = strategy

@@ -121,13 +121,14 @@ class MemcacheError(Exception):
         self.kind = kind
         self.message = str(message)
         self.partial = dict(partial or {})
-MONGO_FAILURE_KINDS = ("server", "auth", "refused", "nxdomain", "timeout")
+# `tls`: the server ended a plaintext connection (mongod in requireTLS)
+MONGO_FAILURE_KINDS = ("server", "auth", "refused", "nxdomain", "timeout", "tls")
 
 
 class MongoError(Exception):
     """A failed MongoDB operation (`ctx.mongo`): `code` (the server's error code, e.g. 13, 18,
     11000; 0 for a driver-side failure such as server selection), `message` (the calling driver's
-    text, `twin/mongoclient.py`), `kind` (`server`, `auth`, `refused`, `nxdomain`, `timeout`) and
+    text, `twin/mongoclient.py`), `kind` (`server`, `auth`, `refused`, `nxdomain`, `timeout`, `tls`) and
     `code_name` (the server's codeName, e.g. `Unauthorized`). `str()` is the message."""
 
     def __init__(self, code: int, message: str, kind: str = "server", code_name: str = "") -> None:

@@ -58,6 +58,7 @@ class MongoUri:
     auth_source: str
     database: str
     mechanism: str = ""
+    tls: bool = False  # `tls=true` / `ssl=true` (connection string spec): plaintext otherwise
 
     @property
     def addr(self) -> str:
@@ -81,7 +82,8 @@ def parse_uri(uri: str) -> MongoUri:
     return MongoUri(host=url.hostname or "localhost", port=port, user=unquote(url.username or ""),
                     password=unquote(url.password or ""),
                     auth_source=query.get("authSource") or database or "admin", database=database,
-                    mechanism=query.get("authMechanism", ""))
+                    mechanism=query.get("authMechanism", ""),
+                    tls=(query.get("tls") or query.get("ssl") or "").lower() == "true")
 
 
 # --- texts ----------------------------------------------------------------------------------------------
@@ -113,6 +115,29 @@ def selection_failure(language: str, kind: str, uri: MongoUri, ip: str, ended: s
     return MongoError(0, f"server selection error: {ended or 'server selection timeout'}, current topology: "
                          f"{{ Type: Unknown, Servers: [{{ Addr: {uri.addr}, Type: Unknown, Last error: {last} }}, ] }}",
                       kind)
+
+
+def plaintext_refused(language: str, uri: MongoUri, connection: int, ended: str = "") -> MongoError:
+    """A plaintext client against a mongod in requireTLS: the server closes each connection when
+    the handshake's `hello` arrives, the server stays Unknown and selection runs out.
+
+    Go (v1.12 `x/mongo/driver/topology/connection.go` readWireMessage): the read of the reply's
+    header fails with io.EOF, `connection(<addr>[-<n>]) incomplete read of message header: EOF`
+    (`ConnectionError`, the driver's negative pre-handshake connection id), inside the handshake's
+    error as the dial errors above. Java (`com.mongodb.internal.connection.SocketStream`):
+    `MongoSocketReadException: Prematurely reached end of stream` as the server's exception in the
+    cluster description."""
+    if language in JAVA:
+        text = (f"Timed out after {int(SERVER_SELECTION_TIMEOUT_MS)} ms while waiting to connect. Client view of "
+                f"cluster state is {{type=UNKNOWN, servers=[{{address={uri.addr}, type=UNKNOWN, state=CONNECTING, "
+                "exception={com.mongodb.MongoSocketReadException: Prematurely reached end of stream}}]")
+        return MongoError(-3, _spring("org.springframework.dao.DataAccessResourceFailureException", text,
+                                      "com.mongodb.MongoTimeoutException"), "tls")
+    last = (f"connection() error occurred during connection handshake: connection({uri.addr}[-{connection}]) "
+            "incomplete read of message header: EOF")
+    return MongoError(0, f"server selection error: {ended or 'server selection timeout'}, current topology: "
+                         f"{{ Type: Unknown, Servers: [{{ Addr: {uri.addr}, Type: Unknown, Last error: {last} }}, ] }}",
+                      "tls")
 
 
 def auth_failure(language: str, uri: MongoUri, mechanism: str) -> MongoError:

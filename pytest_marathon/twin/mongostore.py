@@ -335,9 +335,14 @@ class MongoServer:
     """One mongod process. Counters (opcounters, asserts, connections) are the process's and start
     at zero with it; `data` may outlive it (a volume)."""
 
-    def __init__(self, data: MongoData, auth: bool) -> None:
+    def __init__(self, data: MongoData, auth: bool, tls_mode: str = "disabled") -> None:
         self.data = data
         self.auth = auth
+        # net.tls.mode: under requireTLS the server ends every plaintext connection before
+        # reading a command (src/mongo/transport/session_workflow.cpp via the TLS layer,
+        # "The server is configured to only allow SSL connections", SSLHandshakeFailed)
+        self.tls_mode = tls_mode
+        self.tls_refusals = 0  # plaintext connections ended (the drivers number their attempts)
         self.opcounters = {"insert": 0, "query": 0, "update": 0, "delete": 0, "getmore": 0, "command": 0}
         self.asserts = {"regular": 0, "warning": 0, "msg": 0, "user": 0, "rollovers": 0}
         self.clients: set[str] = set()  # pods holding a pooled connection
@@ -531,10 +536,31 @@ def auth_enabled(args: Iterable[str], env: dict[str, str], conf: dict[str, Any])
     return bool(env.get("MONGO_INITDB_ROOT_USERNAME") and env.get("MONGO_INITDB_ROOT_PASSWORD"))
 
 
+#: mongod's `--tlsMode` values (docs "mongod" reference, net.tls.mode; src/mongo/util/net/
+#: ssl_options_server.idl); the 4.0-era `--sslMode` spells them allowSSL/preferSSL/requireSSL
+TLS_MODES = ("disabled", "allowTLS", "preferTLS", "requireTLS")
+
+
+def tls_mode(args: Iterable[str]) -> str:
+    """The TLS mode mongod's command line sets (`--tlsMode X`, `--tlsMode=X`, `--sslMode X`);
+    `disabled`, mongod's default, when none is given. The last occurrence wins."""
+    words = list(args)
+    mode = "disabled"
+    for i, word in enumerate(words):
+        flag, eq, value = word.partition("=")
+        if flag not in ("--tlsMode", "--sslMode"):
+            continue
+        if not eq:
+            value = words[i + 1] if i + 1 < len(words) else ""
+        mode = value.replace("SSL", "TLS")
+    return mode
+
+
 def start_server(env: dict[str, str], args: Iterable[str], conf: dict[str, Any], init: dict[str, Any],
                  kept: MongoData | None) -> MongoServer:
     """A mongod process starting on `kept` (a volume's data directory) or on a fresh one the init
     fills (the entrypoint runs the init scripts only on an empty data directory)."""
     data = kept if kept is not None else initial_data(init, env.get("MONGO_INITDB_ROOT_USERNAME", ""),
                                                       env.get("MONGO_INITDB_ROOT_PASSWORD", ""))
-    return MongoServer(data, auth_enabled(args, env, conf))
+    args = list(args)
+    return MongoServer(data, auth_enabled(args, env, conf), tls_mode(args))

@@ -52,6 +52,9 @@ class PodTemplate:
     port_name: str = ""
     args: tuple[str, ...] = ()
     env_order: tuple[str, ...] = ()
+    # the pod spec's nodeSelector: the scheduler places the pod only on a node carrying every
+    # label (a manifest's templates have none; AIOpsLab's assign_to_non_existent_node adds one)
+    node_selector: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, dep: DeploymentSpec) -> PodTemplate:
@@ -85,6 +88,8 @@ class PodTemplate:
             "port_name": self.port_name,
             "args": list(self.args),
         }
+        if self.node_selector:  # absent from the hash when unset: the manifests' hashes stay
+            doc["node_selector"] = self.node_selector
         text = json.dumps(doc, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()[:10]
 
@@ -409,10 +414,10 @@ def _template_k8s(name: str, port: int, template: PodTemplate) -> dict[str, Any]
     annotations = {}
     if template.restarted_at:
         annotations["kubectl.kubernetes.io/restartedAt"] = template.restarted_at
-    return {
-        "metadata": {"labels": {"app": name}, "annotations": annotations},
-        "spec": {"containers": [template.container_k8s(port)]},
-    }
+    spec: dict[str, Any] = {"containers": [template.container_k8s(port)]}
+    if template.node_selector:
+        spec["nodeSelector"] = dict(template.node_selector)
+    return {"metadata": {"labels": {"app": name}, "annotations": annotations}, "spec": spec}
 
 
 def replicaset_k8s(rs: ReplicaSet, namespace: str, port: int, ready: int) -> dict[str, Any]:
@@ -471,7 +476,8 @@ def pod_k8s(pod: Pod, namespace: str, port: int) -> dict[str, Any]:
                 "deletionGracePeriodSeconds": pod.grace_seconds} if pod.deleted_at is not None else {}),
         },
         "spec": {"nodeName": pod.node, "terminationGracePeriodSeconds": pod.grace_seconds,
-                 "containers": [container]},
+                 "containers": [container],
+                 **({"nodeSelector": dict(pod.template.node_selector)} if pod.template.node_selector else {})},
         "status": {
             "phase": pod.phase,
             "podIP": pod.ip,
@@ -482,6 +488,22 @@ def pod_k8s(pod: Pod, namespace: str, port: int) -> dict[str, Any]:
             "containerStatuses": [status],
         },
     }
+
+
+def unscheduled_pod_k8s(pod: Pod, namespace: str, port: int, message: str) -> dict[str, Any]:
+    """A pod the scheduler could not place: Pending, no node, no IP, no container statuses, and
+    PodScheduled False with reason Unschedulable and the scheduler's message
+    (pkg/scheduler/schedule_one.go handleSchedulingFailure, v1.PodReasonUnschedulable)."""
+    doc = pod_k8s(pod, namespace, port)
+    del doc["spec"]["nodeName"]
+    doc["status"] = {"phase": "Pending", "conditions": [
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message}]}
+    return doc
+
+
+def node_labels(node: Node) -> dict[str, str]:
+    """The well-known labels the kubelet sets on its node (k8s.io/api core/v1 well_known_labels.go)."""
+    return {"topology.kubernetes.io/zone": node.zone, "kubernetes.io/hostname": node.name}
 
 
 def service_k8s(name: str, namespace: str, port: int, target: int, selector: str, svc_type: str, cluster_ip: str,
@@ -512,7 +534,7 @@ def node_k8s(node: Node, pods_on_node: int) -> dict[str, Any]:
         "kind": "Node",
         "metadata": {
             "name": node.name,
-            "labels": {"topology.kubernetes.io/zone": node.zone, "kubernetes.io/hostname": node.name},
+            "labels": node_labels(node),
         },
         # a node whose kubelet stops reporting becomes Ready=Unknown and is tainted unreachable
         # (pkg/controller/nodelifecycle/node_lifecycle_controller.go)
