@@ -60,7 +60,8 @@ def test_the_answers_are_the_problem_modules_answers() -> None:
     assert pool["pod_failure_hotel_res-detection-1"].fault.steps == pool["pod_kill_hotel_res-detection-1"].fault.steps == failure
     assert pool["container_kill-localization"].faulty == ("geo",)
     assert pool["container_kill-detection"].fault.steps == (("container_kill", "geo", {"container": "hotel-reserv-geo"}),)
-    assert pool["misconfig_app_hotel_res-mitigation-1"].fault.steps == (("geo", "yinfangchen/geo:app3"),)
+    assert pool["misconfig_app_hotel_res-mitigation-1"].fault.steps == (
+        ("release", "geo", {"image": "yinfangchen/geo:app3", "change_cause": ""}),)
     assert pool["misconfig_app_hotel_res-localization-1"].faulty == ("geo",)
     assert not [pid for pid, p in pool.items() if p.unsupported]
 

@@ -203,19 +203,54 @@ SOCIAL = "socialnetwork"
 COMPOSE_PROBE = {"kind": "request", "route": "/wrk2-api/post/compose", "max_seconds": 2.5}
 
 
+#: url-shorten-mongodb's args as the chart renders them, and with the TLS values auth_miss_mongodb sets
+#: (socialNetwork/helm-chart/socialnetwork/charts/url-shorten-mongodb; inject_app.py
+#: inject_auth_miss_mongodb: tls.mode requireTLS, certificateKeyFile /etc/tls/tls.pem, CAFile /etc/tls/ca.crt)
+URL_MONGO_ARGS = ["--config", "/social-network-microservices/config/mongod.conf"]
+URL_MONGO_TLS_ARGS = [*URL_MONGO_ARGS, "--tlsMode", "requireTLS", "--tlsCertificateKeyFile", "/etc/tls/tls.pem",
+                      "--tlsCAFile", "/etc/tls/ca.crt"]
+
+
 def _social_problems() -> list[Problem]:
-    """AIOpsLab's SocialNetwork problems the twin runs, in the registry's order. scale_pod/
-    scale_pod_social_net.py: VirtualizationFaultInjector `scale_pods_to_zero` on user-service
-    (aiopslab/generators/fault/inject_virtual.py: `kubectl scale deployment <svc> --replicas=0`);
-    the analysis answer is Virtualization / Operation Error; the mitigation evaluator wants
-    user-service at 1 desired and 1 available replica and every pod ready, here also a compose
-    answered again. The target-port, MongoDB-auth and unknown-node problems are left out
-    (docs/fidelity.md, SocialNetwork)."""
+    """AIOpsLab's SocialNetwork problems, in the registry's order (aiopslab/orchestrator/problems/
+    registry.py; injectors in aiopslab/generators/fault/inject_virtual.py and inject_app.py)."""
+    out = []
+    # target_port.py: misconfig_k8s sets the Service's targetPort 9090 -> 9999; Virtualization /
+    # Misconfiguration; mitigation: the targetPort back to 9090 and every pod running
+    for n, service in enumerate(("user-service", "text-service", "post-storage-service"), start=1):
+        fault = Fault("k8s", "misconfig_k8s",
+                      steps=(("set_service_target_port", service, {"target_port": 9999}),), check=COMPOSE_PROBE,
+                      repairs=(f"kubectl patch service {service} -n {{ns}} --type=json -p "
+                               "'[{\"op\": \"replace\", \"path\": \"/spec/ports/0/targetPort\", \"value\": 9090}]'",))
+        out += [Problem(pid=f"k8s_target_port-misconfig-{task}-{n}", app=SOCIAL, task=task, fault=fault,
+                        faulty=(service,), analysis=("Virtualization", "Misconfiguration")) for task in TASKS]
+    # auth_miss_mongodb.py: a helm upgrade turns url-shorten-mongodb's TLS mode to requireTLS (the
+    # twin: mongod's args, as the rendered config would say it), then restarts it; plaintext
+    # clients are refused; Application / Misconfiguration
+    fault = Fault("k8s", "auth_miss_mongodb",
+                  steps=(("set_container_args", "url-shorten-mongodb", {"args": URL_MONGO_TLS_ARGS}),),
+                  check=COMPOSE_PROBE, repairs=("kubectl rollout undo deployment/url-shorten-mongodb -n {ns}",))
+    out += [Problem(pid=f"auth_miss_mongodb-{task}-1", app=SOCIAL, task=task, fault=fault,
+                    faulty=("url-shorten-mongodb",), analysis=("Application", "Misconfiguration")) for task in TASKS]
+    # scale_pod_social_net.py: `kubectl scale deployment user-service --replicas=0`; Virtualization /
+    # Operation Error; mitigation: 1 desired and available replica, every pod ready
     fault = Fault("k8s", "scale_pods_to_zero", steps=(("scale", "user-service", {"replicas": 0}),),
                   check=COMPOSE_PROBE,
                   repairs=("kubectl scale deployment user-service -n {ns} --replicas=1",))
-    out = [Problem(pid=f"scale_pod_zero_social_net-{task}-1", app=SOCIAL, task=task, fault=fault,
-                   faulty=("user-service",), analysis=("Virtualization", "Operation Error")) for task in TASKS]
+    out += [Problem(pid=f"scale_pod_zero_social_net-{task}-1", app=SOCIAL, task=task, fault=fault,
+                    faulty=("user-service",), analysis=("Virtualization", "Operation Error")) for task in TASKS]
+    # assign_non_existent_node_social_net.py: user-service's deployment deleted and applied again
+    # with nodeSelector kubernetes.io/hostname: extra-node (the twin cannot delete a deployment:
+    # the Recreate strategy, then the selector, leaves the same nothing-serves state); its pod stays
+    # Pending; Virtualization / Dependency Problem
+    fault = Fault("k8s", "assign_to_non_existent_node",
+                  steps=(("release", "user-service", {"strategy": {"type": "Recreate"}, "change_cause": ""}),
+                         ("set_node_selector", "user-service", {"selector": {"kubernetes.io/hostname": "extra-node"}})),
+                  check=COMPOSE_PROBE,
+                  repairs=("kubectl patch deployment user-service -n {ns} --type=json -p "
+                           "'[{\"op\": \"remove\", \"path\": \"/spec/template/spec/nodeSelector\"}]'",))
+    out += [Problem(pid=f"assign_to_non_existent_node_social_net-{task}-1", app=SOCIAL, task=task, fault=fault,
+                    faulty=("user-service",), analysis=("Virtualization", "Dependency Problem")) for task in TASKS]
     out.append(Problem(pid="noop_detection_social_network-1", app=SOCIAL, task="detection", fault=None))
     return out
 
