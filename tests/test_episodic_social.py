@@ -1,9 +1,13 @@
 """AIOpsLab's SocialNetwork problems in the episodic mode.
 
 The ids are the SocialNetwork entries of AIOpsLab's problem registry (microsoft/AIOpsLab
-aiopslab/orchestrator/problems/registry.py) that the twin runs: the no-operation detection and
-scale_pod_zero_social_net (scale_pod/scale_pod_social_net.py: user-service scaled to zero replicas;
-analysis Virtualization / Operation Error; mitigation by `kubectl scale`)."""
+aiopslab/orchestrator/problems/registry.py), every one: k8s_target_port-misconfig on user-service,
+text-service and post-storage-service (k8s_target_port_misconfig/target_port.py: targetPort
+9090 -> 9999; Virtualization / Misconfiguration), auth_miss_mongodb (url-shorten-mongodb in
+requireTLS; Application / Misconfiguration), scale_pod_zero_social_net (user-service scaled to
+zero; Virtualization / Operation Error), assign_to_non_existent_node_social_net (user-service's
+pods bound to the node `extra-node`; Virtualization / Dependency Problem) and the no-operation
+detection."""
 
 from __future__ import annotations
 
@@ -18,10 +22,14 @@ pytest_plugins = ["pytester"]
 
 SOCIAL = ("socialnetwork",)
 TASKS = ("detection", "localization", "analysis", "mitigation")
-AIOPSLAB_SOCIAL_IDS = [f"scale_pod_zero_social_net-{task}-1" for task in TASKS] + ["noop_detection_social_network-1"]
+AIOPSLAB_SOCIAL_IDS = (
+    [f"k8s_target_port-misconfig-{task}-{n}" for n in (1, 2, 3) for task in TASKS]
+    + [f"auth_miss_mongodb-{task}-1" for task in TASKS]
+    + [f"scale_pod_zero_social_net-{task}-1" for task in TASKS]
+    + [f"assign_to_non_existent_node_social_net-{task}-1" for task in TASKS]
+    + ["noop_detection_social_network-1"]
+)
 NAMESPACE = "test-social-network"
-
-
 
 
 def test_collect_only_lists_aiopslabs_social_problem_ids(pytester: pytest.Pytester) -> None:
@@ -38,6 +46,16 @@ def test_the_answers_are_the_problem_modules_answers() -> None:
     assert pool["scale_pod_zero_social_net-analysis-1"].analysis == ("Virtualization", "Operation Error")
     assert scale.fault.steps == (("scale", "user-service", {"replicas": 0}),)
     assert scale.fault.repairs == ("kubectl scale deployment user-service -n {ns} --replicas=1",)
+    for n, service in enumerate(("user-service", "text-service", "post-storage-service"), start=1):
+        port = pool[f"k8s_target_port-misconfig-mitigation-{n}"]
+        assert port.faulty == (service,) and port.analysis == ("Virtualization", "Misconfiguration")
+        assert port.fault.steps == (("set_service_target_port", service, {"target_port": 9999}),)
+    auth = pool["auth_miss_mongodb-analysis-1"]
+    assert auth.faulty == ("url-shorten-mongodb",) and auth.analysis == ("Application", "Misconfiguration")
+    assert "requireTLS" in auth.fault.steps[0][2]["args"]
+    node = pool["assign_to_non_existent_node_social_net-analysis-1"]
+    assert node.faulty == ("user-service",) and node.analysis == ("Virtualization", "Dependency Problem")
+    assert node.fault.steps[-1] == ("set_node_selector", "user-service", {"selector": {"kubernetes.io/hostname": "extra-node"}})
     assert pool["noop_detection_social_network-1"].fault is None
     assert not any(p.unsupported for p in pool.values())
 
@@ -76,3 +94,32 @@ def test_scaling_user_service_back_with_kubectl_is_the_repair() -> None:
     wrong = f"kubectl scale deployment user-mention-service -n {NAMESPACE} --replicas=1"
     result = run_problem(problem, Script(f'exec_shell("{wrong}")', "submit()"), seed=3)
     assert not result.correct
+
+
+TARGET_PORT_FIX = ("kubectl patch service text-service --type=json "
+                   """-p '[{"op": "replace", "path": "/spec/ports/0/targetPort", "value": 9090}]'""")
+NODE_SELECTOR_FIX = ("kubectl patch deployment user-service --type=json "
+                     """-p '[{"op": "remove", "path": "/spec/template/spec/nodeSelector"}]'""")
+
+
+@needs_kubectl
+@pytest.mark.parametrize(("pid", "look", "seen", "fix"), [
+    # the Service points at 9999, where nothing listens: compose-post cannot connect
+    ("k8s_target_port-misconfig-mitigation-2", "kubectl get endpoints text-service", ":9999", TARGET_PORT_FIX),
+    # the pod waits for a node called extra-node
+    ("assign_to_non_existent_node_social_net-mitigation-1", "kubectl get events --field-selector reason=FailedScheduling",
+     "didn't match Pod's node affinity/selector", NODE_SELECTOR_FIX),
+    # mongod refuses plaintext clients: url-shorten-service's inserts fail
+    ("auth_miss_mongodb-mitigation-1", "kubectl get deployment url-shorten-mongodb -o yaml", "requireTLS",
+     "kubectl rollout undo deployment/url-shorten-mongodb"),
+])
+def test_each_kubernetes_object_fault_shows_in_kubectl_and_its_kubectl_repair_mitigates(
+        pid: str, look: str, seen: str, fix: str) -> None:
+    problem = find_problem(pid, SOCIAL)
+    agent = Script(f'exec_shell("{look} -n {NAMESPACE}")', "submit()")
+    result = run_problem(problem, agent, seed=3)
+    assert seen in agent.seen[1], agent.seen[1]
+    assert not result.correct and result.details["fault_effect_gone"] is False
+    command = f"{fix} -n {NAMESPACE}".replace('"', '\\"')
+    result = run_problem(problem, Script(f'exec_shell("{command}")', "submit()"), seed=3)
+    assert result.correct, result.details
