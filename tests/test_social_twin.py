@@ -132,6 +132,20 @@ def test_a_post_storage_memcached_outage_fails_the_timeline_reads_that_have_post
     assert any(t["error"] for t in reads) and any(not t["error"] for t in reads)
 
 
+def test_a_url_shorten_mongodb_outage_logs_mongo_c_drivers_text() -> None:
+    """UrlShortenHandler.h: a failed insert logs `MongoDB error: <bson_error_t.message>`, here
+    mongo-c-driver 1.15.0's pooled server selection giving up on a refused ismaster (not
+    mongo-go-driver's words: the service is C++)."""
+    twin = Twin(APP, seed=7)
+    twin.advance_to(30.0)
+    twin.chaos_start("datastore_outage", "url-shorten-mongodb")
+    twin.advance_to(150.0)
+    assert set(_messages(twin, 30.0, "url-shorten-service")) == {
+        "MongoDB error: No suitable servers found: `serverSelectionTimeoutMS` expired: [connection refused calling "
+        "ismaster on 'url-shorten-mongodb:27017']",
+        "Failed to upload shortened urls from MongoDB"}
+
+
 def test_the_seeded_social_graph_reaches_followers_home_timelines(healthy: Twin) -> None:
     """social-graph-mongodb holds socfb-Reed98's users 0..99 and their follows (init_social_graph.py):
     GetFollowers misses social-graph-redis once per author, reads MongoDB and fills redis;

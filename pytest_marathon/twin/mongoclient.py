@@ -32,6 +32,19 @@ Texts, by the caller's language (`DeploymentSpec.language`):
   cluster state is {type=UNKNOWN, servers=[{address=<host:port>, type=UNKNOWN, state=CONNECTING,
   exception={...}}]` (`MongoTimeoutException`, `BaseCluster`). Which 3.x/4.x driver Train Ticket
   pins was not checked (fidelity.md).
+* C++/C (DeathStarBench socialNetwork's services over a `mongoc_client_pool_t`): mongo-c-driver
+  1.15.0 (`LIB_MONGOC_VERSION` in socialNetwork `docker/thrift-microservice-deps/cpp/Dockerfile`);
+  the handlers log `bson_error_t.message` (`UrlShortenHandler.h` `"MongoDB error: " <<
+  error.message`), so the text is that message alone. A server's refusal is its `errmsg` as sent,
+  a single write error's too (`mongoc-error.c`/`mongoc-rpc.c` `_mongoc_cmd_check_ok`,
+  `mongoc-write-command.c` `_set_error_from_response`); a failed SCRAM conversation keeps the
+  server's `Authentication failed.` (`mongoc-cluster.c` `_mongoc_cluster_auth_node_scram`); no
+  reachable server: the pool's background scanner keeps the last scan's node errors, and selection
+  gives up after serverSelectionTimeoutMS with `No suitable servers found: `serverSelectionTimeoutMS`
+  expired: [<node error>]` (`mongoc-topology.c` mongoc_topology_select_server_id and
+  _mongoc_server_selection_error, `mongoc-topology-scanner.c` _async_error_or_timeout and
+  _mongoc_topology_scanner_finish). A C++ caller has no context to cancel, so `ended` does not
+  apply.
 """
 
 from __future__ import annotations
@@ -47,6 +60,7 @@ from pytest_marathon.twin.mongostore import DEFAULT_PORT
 
 SERVER_SELECTION_TIMEOUT_MS = 30_000.0  # both drivers' serverSelectionTimeoutMS default
 JAVA = ("java", "kotlin")
+CPP = ("cpp", "c")  # mongo-c-driver callers
 
 
 @dataclass(frozen=True)
@@ -111,6 +125,8 @@ def selection_failure(language: str, kind: str, uri: MongoUri, ip: str, ended: s
                 f"exception={cause}}}]")
         return MongoError(-3, _spring("org.springframework.dao.DataAccessResourceFailureException", text,
                                       "com.mongodb.MongoTimeoutException"), kind)
+    if language in CPP:
+        return MongoError(0, _c_selection_timeout(_c_node_error(kind, uri)), kind)
     last = "connection() error occurred during connection handshake: " + _dial_error(kind, ip, uri.port, uri.host)
     return MongoError(0, f"server selection error: {ended or 'server selection timeout'}, current topology: "
                          f"{{ Type: Unknown, Servers: [{{ Addr: {uri.addr}, Type: Unknown, Last error: {last} }}, ] }}",
@@ -126,13 +142,17 @@ def plaintext_refused(language: str, uri: MongoUri, connection: int, ended: str 
     (`ConnectionError`, the driver's negative pre-handshake connection id), inside the handshake's
     error as the dial errors above. Java (`com.mongodb.internal.connection.SocketStream`):
     `MongoSocketReadException: Prematurely reached end of stream` as the server's exception in the
-    cluster description."""
+    cluster description. C++: the scanner's `isMaster` meets the closed connection (below)."""
     if language in JAVA:
         text = (f"Timed out after {int(SERVER_SELECTION_TIMEOUT_MS)} ms while waiting to connect. Client view of "
                 f"cluster state is {{type=UNKNOWN, servers=[{{address={uri.addr}, type=UNKNOWN, state=CONNECTING, "
                 "exception={com.mongodb.MongoSocketReadException: Prematurely reached end of stream}}]")
         return MongoError(-3, _spring("org.springframework.dao.DataAccessResourceFailureException", text,
                                       "com.mongodb.MongoTimeoutException"), "tls")
+    if language in CPP:
+        # mongo-c-driver 1.15.0 `mongoc-async-cmd.c` _mongoc_async_cmd_phase_recv_len: the scanner's
+        # `isMaster` reads 0 bytes where the reply's length header should be
+        return MongoError(0, _c_selection_timeout(f"Server closed connection. calling ismaster on '{uri.addr}'"), "tls")
     last = (f"connection() error occurred during connection handshake: connection({uri.addr}[-{connection}]) "
             "incomplete read of message header: EOF")
     return MongoError(0, f"server selection error: {ended or 'server selection timeout'}, current topology: "
@@ -147,6 +167,10 @@ def auth_failure(language: str, uri: MongoUri, mechanism: str) -> MongoError:
         return MongoError(18, _spring("org.springframework.data.mongodb.UncategorizedMongoDbException",
                                       f"Exception authenticating {credential}", "com.mongodb.MongoSecurityException"),
                           "auth", "AuthenticationFailed")
+    if language in CPP:
+        # mongo-c-driver 1.15.0 `mongoc-cluster.c` _mongoc_cluster_auth_node_scram: the failed
+        # saslStart/saslContinue's errmsg is kept, only the domain and code become CLIENT/AUTHENTICATE
+        return MongoError(18, "Authentication failed.", "auth", "AuthenticationFailed")
     return MongoError(18, "connection() error occurred during connection handshake: auth error: sasl conversation "
                           f'error: unable to authenticate using mechanism "{uri.mechanism or mechanism}": '
                           "(AuthenticationFailed) Authentication failed.", "auth", "AuthenticationFailed")
@@ -166,9 +190,33 @@ def server_failure(language: str, exc: MongoError, uri: MongoUri, write: bool) -
                       else "org.springframework.data.mongodb.UncategorizedMongoDbException")
             text = _spring(spring, detail, "com.mongodb.MongoCommandException")
         return MongoError(exc.code, text, "server", exc.code_name)
+    if language in CPP:
+        # mongo-c-driver 1.15.0: a command's `errmsg` (`mongoc-rpc.c` _mongoc_cmd_check_ok) and a lone
+        # write error's (`mongoc-write-command.c` _set_error_from_response) are the message as sent
+        return MongoError(exc.code, exc.message, "server", exc.code_name)
     if exc.code == 11000 and write:
         return MongoError(exc.code, f"write exception: write errors: [{exc.message}]", "server", exc.code_name)
     return MongoError(exc.code, f"({exc.code_name}) {exc.message}", "server", exc.code_name)
+
+
+def _c_node_error(kind: str, uri: MongoUri) -> str:
+    """The scanner node's last error (mongo-c-driver 1.15.0): a failed getaddrinfo is set on the node
+    as is (`mongoc-topology-scanner.c` mongoc_topology_scanner_node_setup_tcp); a failed connect
+    gets `<error> calling ismaster on '<host:port>'` (_async_error_or_timeout), the error being
+    `connection refused` (a POLLHUP while sending, `mongoc-async.c`) or `connection timeout`
+    (connectTimeoutMS passed while sending, `mongoc-async.c`)."""
+    if kind == "nxdomain":
+        return f"Failed to resolve '{uri.host}'"
+    cause = "connection timeout" if kind == "timeout" else "connection refused"
+    return f"{cause} calling ismaster on '{uri.addr}'"
+
+
+def _c_selection_timeout(node_error: str) -> str:
+    """A pooled client's selection after serverSelectionTimeoutMS (pooled clients never set
+    serverSelectionTryOnce): the scanner's error is its nodes' errors, each in brackets
+    (`mongoc-topology-scanner.c` _mongoc_topology_scanner_finish), after the timeout message
+    (`mongoc-topology.c` _mongoc_server_selection_error `%s: %s`)."""
+    return f"No suitable servers found: `serverSelectionTimeoutMS` expired: [{node_error}]"
 
 
 def _spring(cls: str, message: str, cause: str) -> str:
