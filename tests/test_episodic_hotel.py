@@ -27,6 +27,8 @@ AIOPSLAB_HOTEL_IDS = (
     + [f"{stem}_hotel_res-{task}-1" for stem in ("pod_failure", "pod_kill", "network_loss", "network_delay")
        for task in ("detection", "localization")]
     + ["noop_detection_hotel_reservation-1"]
+    + [f"redeploy_without_PV-{task}-1" for task in ("detection", "analysis", "mitigation")]
+    + [f"wrong_bin_usage-{task}-1" for task in TASKS]
 )
 RUNNABLE = [pid for pid in AIOPSLAB_HOTEL_IDS if not find_problem(pid, HOTEL).unsupported]
 NAMESPACE = "test-hotel-reservation"
@@ -63,7 +65,17 @@ def test_the_answers_are_the_problem_modules_answers() -> None:
     assert pool["misconfig_app_hotel_res-mitigation-1"].fault.steps == (
         ("release", "geo", {"image": "yinfangchen/geo:app3", "change_cause": ""}),)
     assert pool["misconfig_app_hotel_res-localization-1"].faulty == ("geo",)
-    assert not [pid for pid, p in pool.items() if p.unsupported]
+    # wrong_bin_usage.py: profile runs geo's binary; Application / Network/Storage Issue
+    assert pool["wrong_bin_usage-localization-1"].faulty == ("profile",)
+    assert pool["wrong_bin_usage-analysis-1"].analysis == ("Application", "Network/Storage Issue")
+    assert pool["wrong_bin_usage-mitigation-1"].fault.steps[-1] == ("set_container_command", "profile", {"command": ["geo"]})
+    assert pool["wrong_bin_usage-mitigation-1"].fault.command == ("profile", "profile")
+    # redeploy_without_pv.py: Virtualization / Operation Error, no localization problem; the twin
+    # has no PersistentVolumes to keep
+    assert pool["redeploy_without_PV-analysis-1"].analysis == ("Virtualization", "Operation Error")
+    assert sorted(pid for pid, p in pool.items() if p.unsupported) == [
+        f"redeploy_without_PV-{task}-1" for task in ("analysis", "detection", "mitigation")]
+    assert "PersistentVolumes" in pool["redeploy_without_PV-detection-1"].unsupported
 
 
 @needs_kubectl
@@ -76,7 +88,8 @@ def test_the_oracle_solves_every_problem_and_always_no_passes_only_the_noop(pyte
     assert sorted(p for p in passed if p.startswith("episode[oracle-")) == sorted(f"episode[oracle-{pid}]" for pid in RUNNABLE)
     assert [p for p in passed if p.startswith("episode[always-no-")] == [
         "episode[always-no-noop_detection_hotel_reservation-1]"]
-    assert "skipped" not in result.parseoutcomes() and RUNNABLE == AIOPSLAB_HOTEL_IDS
+    # redeploy_without_PV's three problems, for each agent
+    assert result.parseoutcomes()["skipped"] == 6 and len(RUNNABLE) == len(AIOPSLAB_HOTEL_IDS) - 3
 
 
 @needs_kubectl
@@ -163,3 +176,31 @@ def test_rollout_undo_also_repairs_the_buggy_image() -> None:
     result = run_problem(problem, agent, seed=3)
     assert "rolled back" in agent.seen[1], agent.seen[1]
     assert result.correct, result.details
+
+
+@needs_kubectl
+def test_profile_running_geos_binary_refuses_the_search_and_submitting_at_once_does_not_mitigate() -> None:
+    """inject_wrong_bin_usage: profile's command `geo`. Every pod is running and ready (AIOpsLab's
+    pod check passes), but geo's program listens on 8083, so the frontend's GetProfiles is refused
+    and the deployment still names geo."""
+    problem = find_problem("wrong_bin_usage-mitigation-1", HOTEL)
+    agent = Script(f'exec_shell("kubectl get deployment profile -n {NAMESPACE} -o yaml")',
+                   f'get_logs("{NAMESPACE}", "profile")', "submit()")
+    result = run_problem(problem, agent, seed=3)
+    deployment, logs = agent.seen[1], agent.seen[2]
+    assert "- geo" in deployment
+    assert "Initializing DB connection..." in logs
+    assert not result.correct
+    assert result.details["pods_healthy"] is True and result.details["fault_effect_gone"] is False
+
+
+@needs_kubectl
+def test_a_full_path_to_profiles_binary_serves_but_is_not_aiopslabs_command() -> None:
+    """WrongBinUsageMitigation checks `"profile" in container.command`: /go/bin/profile runs the
+    right program, the search is answered, and still the check fails, as AIOpsLab's would."""
+    problem = find_problem("wrong_bin_usage-mitigation-1", HOTEL)
+    path = problem.fault.repairs[0].replace("{ns}", NAMESPACE).replace('["profile"]', '["/go/bin/profile"]')
+    result = run_problem(problem, Script(f"exec_shell('{path}')", "submit()"), seed=3)
+    assert not result.correct and result.details["pods_healthy"] is True
+    undo = f"kubectl rollout undo deployment/profile -n {NAMESPACE}"
+    assert run_problem(problem, Script(f"exec_shell('{undo}')", "submit()"), seed=3).correct

@@ -5,7 +5,8 @@ which of the project's actions would bring the system there: a new replica count
 pod template equal to an earlier ReplicaSet's (`rollback`, what `kubectl rollout undo` sends),
 a new `kubectl.kubernetes.io/restartedAt` (`restart`), a new image (`deploy_image`), env or
 resource changes (`update_config`), new container args (`set_container_args`: mongod's
-`--tlsMode`, AIOpsLab's auth_miss_mongodb), a new nodeSelector (`set_node_selector`, AIOpsLab's
+`--tlsMode`, AIOpsLab's auth_miss_mongodb), a new command (`set_container_command`: the program
+hotelReservation's shared image runs, AIOpsLab's wrong_bin_usage), a new nodeSelector (`set_node_selector`, AIOpsLab's
 assign_to_non_existent_node). Every difference is checked before anything changes, and
 one the backend cannot carry (another field, a Secret reference, a removed limit) is a 422
 naming the field, the system left as it was; a Deployment applied whole is not what an SRE's
@@ -42,13 +43,15 @@ class Plan:
     replicas: int | None = None
     # a container's new command-line arguments (mongod's `--tlsMode requireTLS`, say)
     args: list[str] | None = None
+    # a container's new command (which program of hotelReservation's shared image runs)
+    command: list[str] | None = None
     # the pod spec's new nodeSelector ({} removes it)
     node_selector: dict[str, str] | None = None
 
     def empty(self) -> bool:
         return (self.rollback_to is None and not self.restart and self.image is None and not self.env
                 and not self.resources and self.replicas is None and self.args is None
-                and self.node_selector is None)
+                and self.command is None and self.node_selector is None)
 
 
 def prune(value: Any) -> Any:
@@ -138,15 +141,24 @@ def _template_change(name: str, cur: dict[str, Any], want: dict[str, Any], plan:
             if not isinstance(new_args, list) or not all(isinstance(a, str) for a in new_args):
                 raise _refused(name, f"{where}.args", "args must be a list of strings")
             plan.args = list(new_args)
+        old_command, new_command = have.pop("command", []), wanted.pop("command", [])
+        if old_command != new_command:
+            if not isinstance(new_command, list) or not all(isinstance(a, str) for a in new_command):
+                raise _refused(name, f"{where}.command", "command must be a list of strings")
+            plan.command = list(new_command)
         if have != wanted:
             raise _refused(name, where, _first_difference(have, wanted))
-    if plan.node_selector is not None and (plan.image or plan.env or plan.resources or plan.args is not None):
+    if plan.command is not None and (plan.image or plan.env or plan.resources or plan.args is not None):
+        raise _refused(name, "spec.template", "a command together with another template change "
+                       "(send them one by one)")
+    if plan.node_selector is not None and (plan.image or plan.env or plan.resources or plan.args is not None
+                                           or plan.command is not None):
         raise _refused(name, "spec.template", "a nodeSelector together with another template change "
                        "(send them one by one)")
     if plan.args is not None and (plan.image or plan.env or plan.resources):
         raise _refused(name, "spec.template", "args together with another template change (send them one by one)")
     if plan.restart and (plan.image or plan.env or plan.resources or plan.args is not None
-                         or plan.node_selector is not None):
+                         or plan.command is not None or plan.node_selector is not None):
         raise _refused(name, "spec.template", "a restart together with another template change")
     if plan.image and (plan.env or plan.resources):
         raise _refused(name, "spec.template", "an image together with env or resources (send them one by one)")
@@ -211,11 +223,12 @@ def _first_difference(old: dict[str, Any], new: dict[str, Any]) -> str:
 
 
 def _refused(name: str, where: str, what: str = "") -> ApiError:
-    path = f"{where}.{what}" if what and not what.startswith(("a ", "an ", "names", "valueFrom", "removal", "args"))\
+    path = f"{where}.{what}" if what and not what.startswith(("a ", "an ", "names", "valueFrom", "removal", "args",
+                                                                         "command"))\
         else where
     detail = f" ({what})" if what and path == where else ""
     return invalid("Deployment", name, path, "Forbidden: this server changes a deployment's replicas, "
-                   f"image, env values, args, nodeSelector, resource requests and limits, restarts it or rolls "
+                   f"image, env values, args, command, nodeSelector, resource requests and limits, restarts it or rolls "
                    "it back; "
                    f"nothing else{detail}")
 
@@ -233,6 +246,8 @@ def carry_out(backend: Backend, name: str, plan: Plan) -> list[str]:
             done.append(backend.deploy_image(name, plan.image).message)
         if plan.args is not None:
             done.append(backend.set_container_args(name, plan.args).message)
+        if plan.command is not None:
+            done.append(backend.set_container_command(name, plan.command).message)
         if plan.node_selector is not None:
             done.append(backend.set_node_selector(name, plan.node_selector).message)
         if plan.env or plan.resources:

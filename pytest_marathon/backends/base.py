@@ -194,6 +194,10 @@ class Backend(Protocol):
         """Replace the container's command-line arguments (a new revision, rolled out as any
         template change; `rollout undo` brings the old ones back)."""
 
+    def set_container_command(self, deployment: str, command: list[str], change_cause: str = "") -> ActionResult:
+        """Replace the container's command (a new revision): in an image holding several programs
+        (hotelReservation's) it picks the one that runs; `rollout undo` brings the old one back."""
+
     def set_node_selector(self, deployment: str, selector: Mapping[str, str] | None,
                           change_cause: str = "") -> ActionResult:
         """Replace the pod template's nodeSelector (None or {} removes it): a new revision whose

@@ -427,6 +427,16 @@ class KubernetesBackend:
             body["metadata"] = {"annotations": {"kubernetes.io/change-cause": change_cause}}
         return self._result(deployment, self._patch(deployment, body), "patched")
 
+    def set_container_command(self, deployment: str, command: list[str], change_cause: str = "") -> ActionResult:
+        """A strategic merge patch of the first container's command (what `kubectl patch` sends)."""
+        doc = self._raw(self.apps.read_namespaced_deployment, deployment, self.namespace)
+        container = doc["spec"]["template"]["spec"]["containers"][0]["name"]
+        body: dict[str, Any] = {"spec": {"template": {"spec": {"containers": [{"name": container,
+                                                                             "command": list(command)}]}}}}
+        if change_cause:
+            body["metadata"] = {"annotations": {"kubernetes.io/change-cause": change_cause}}
+        return self._result(deployment, self._patch(deployment, body), "patched")
+
     def set_node_selector(self, deployment: str, selector: Mapping[str, str] | None,
                           change_cause: str = "") -> ActionResult:
         """A JSON patch of /spec/template/spec/nodeSelector: `add` replaces the whole map (a

@@ -77,6 +77,14 @@ def pods_healthy(backend: Any) -> tuple[bool, list[str]]:
     return not bad, sorted(set(bad))
 
 
+def command_names(backend: Any, deployment: str, program: str) -> bool:
+    """AIOpsLab's WrongBinUsageMitigation: every container of the deployment has the program among
+    its command's words (`"profile" in container.command`; `/go/bin/profile` is not that word)."""
+    found = backend.resources("deployments", deployment)
+    containers = found[0]["spec"]["template"]["spec"]["containers"] if found else []
+    return bool(containers) and all(program in (c.get("command") or []) for c in containers)
+
+
 def mitigation_checks(problem: Problem, backend: Any, entry: Any = None) -> dict[str, Any]:
     """The live checks a mitigation is judged by, taken once the repair had time to take hold."""
     healthy, bad = pods_healthy(backend)
@@ -87,6 +95,8 @@ def mitigation_checks(problem: Problem, backend: Any, entry: Any = None) -> dict
         gone = backend.feature_flags().get(fault.name) == fault.healthy
     elif fault.kind in ("chaos", "k8s"):
         gone = fault.check is not None and bool(backend.probe(dict(fault.check)))
+        if fault.command is not None:
+            gone = gone and command_names(backend, *fault.command)
     else:
         gone = bool(backend.probe(dict(entry.probe))) if entry is not None else False
     return {"pods_healthy": healthy, "unhealthy_pods": bad, "fault_effect_gone": gone}

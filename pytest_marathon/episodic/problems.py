@@ -34,8 +34,10 @@ CATEGORY_ANALYSIS: dict[str, tuple[str, str]] = {
 
 #: The Backend calls a "k8s" fault may make: each is what a kubectl command of AIOpsLab's injectors
 #: amounts to (a Service's targetPort patched, a nodeSelector applied, mongod's args the chart
-#: renders, a deployment's image or rollout strategy, a rollout restart, `kubectl scale`).
-K8S_STEPS = ("set_service_target_port", "set_node_selector", "set_container_args", "release", "restart", "scale")
+#: renders, a container's command, a deployment's image or rollout strategy, a rollout restart,
+#: `kubectl scale`).
+K8S_STEPS = ("set_service_target_port", "set_node_selector", "set_container_args", "set_container_command",
+             "release", "restart", "scale")
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,9 @@ class Fault:
     check: dict[str, Any] | None = None
     #: kind "chaos"/"k8s": the kubectl commands that undo it (`{ns}`: the namespace), what the oracle runs
     repairs: tuple[str, ...] = ()
+    #: kind "k8s": (deployment, program) whose every container's command must name the program
+    #: again for a mitigation (AIOpsLab's WrongBinUsageMitigation reads the deployment's command)
+    command: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -194,6 +199,29 @@ def _hotel_problems() -> list[Problem]:
         for task in ("detection", "localization"):
             out.append(Problem(pid=f"{stem}-{task}-1", app=HOTEL, task=task, fault=fault, faulty=("user",)))
     out.append(Problem(pid="noop_detection_hotel_reservation-1", app=HOTEL, task="detection", fault=None))
+    # redeploy_without_pv.py: inject_virtual.py inject_redeploy_without_pv deletes the namespace and
+    # applies the app again while the PersistentVolumes (cluster objects, reclaim policy Retain
+    # by default for a manifest's PV) stay Released to the deleted claims
+    for task in ("detection", "analysis", "mitigation"):
+        out.append(Problem(pid=f"redeploy_without_PV-{task}-1", app=HOTEL, task=task,
+                           fault=Fault("k8s", "redeploy_without_pv"), analysis=("Virtualization", "Operation Error"),
+                           unsupported="the twin has no PersistentVolumes, claims or namespace deletion "
+                                       "(docs/fidelity.md, HotelReservation)"))
+    # wrong_bin_usage.py: inject_virtual.py inject_wrong_bin_usage replaces profile's `command:
+    # [profile]` by `[geo]`, deleting the deployment and applying it again (the twin cannot delete
+    # one: the Recreate strategy, then the command, leaves the same state, every old pod gone
+    # before the new one starts). geo's binary reads GeoPort 8083 from the image's config.json
+    # (cmd/geo/main.go), so the profile Service's port 8081 refuses the frontend; Application /
+    # Network/Storage Issue; mitigation: the command names `profile` again and every pod is ready
+    wrong_bin = Fault("k8s", "wrong_bin_usage",
+                      steps=(("release", "profile", {"strategy": {"type": "Recreate"}, "change_cause": ""}),
+                             ("set_container_command", "profile", {"command": ["geo"]})),
+                      check=SEARCH_PROBE, command=("profile", "profile"),
+                      repairs=("kubectl patch deployment profile -n {ns} --type=json -p '[{\"op\": \"replace\", "
+                               "\"path\": \"/spec/template/spec/containers/0/command\", \"value\": [\"profile\"]}]'",))
+    for task in TASKS:
+        out.append(Problem(pid=f"wrong_bin_usage-{task}-1", app=HOTEL, task=task, fault=wrong_bin,
+                           faulty=("profile",), analysis=("Application", "Network/Storage Issue")))
     return out
 
 

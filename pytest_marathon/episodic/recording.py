@@ -42,7 +42,7 @@ def _fault_record(fault: Fault) -> dict[str, Any]:
     """The fault as recorded; a chaos fault's own fields only when set, so a flag or catalog
     problem's record is what it was before chaos faults existed."""
     record = asdict(fault)
-    for key in ("steps", "check", "repairs"):
+    for key in ("steps", "check", "repairs", "command"):
         if not record[key]:
             del record[key]
     return record

@@ -59,6 +59,11 @@ class DeploymentSpec:
     container: str = "server"
     port_name: str = ""
     args: tuple[str, ...] = ()
+    # the container's `command`, as upstream's manifest writes it: hotelReservation runs one image
+    # holding every service's binary and picks one with `command: [profile]`
+    # (xlab-uiuc/aiopslab-applications hotelReservation/kubernetes/*/*-deployment.yaml); empty: the
+    # image's entrypoint, the service's own code (twin/programs.py)
+    command: tuple[str, ...] = ()
     env_order: tuple[str, ...] = ()
     termination_grace_seconds: int = 30  # the API server's default when the manifest sets none
     # whether the service's code installs OpenTelemetry tracing (spans of its own and of its calls)
@@ -413,6 +418,9 @@ def _deployment(r: _Reader, name: str, body: Any) -> DeploymentSpec:
     args = r.get(body, "args", f"{w}.args", list, [])
     if not all(isinstance(a, str) for a in args):
         raise r.fail(f"{w}.args", "expected a list of strings")
+    command = r.get(body, "command", f"{w}.command", list, [])
+    if not all(isinstance(a, str) and a for a in command):
+        raise r.fail(f"{w}.command", "expected a list of non-empty strings")
     return DeploymentSpec(
         name=name,
         image=r.get(body, "image", f"{w}.image", str),
@@ -432,6 +440,7 @@ def _deployment(r: _Reader, name: str, body: Any) -> DeploymentSpec:
         container=r.get(body, "container", f"{w}.container", str, "server"),
         port_name=r.get(body, "port_name", f"{w}.port_name", str, ""),
         args=tuple(args),
+        command=tuple(command),
         termination_grace_seconds=r.get(body, "terminationGracePeriodSeconds",
                                          f"{w}.terminationGracePeriodSeconds", int, 30),
         traced=r.get(body, "traced", f"{w}.traced", bool, True),

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from pytest_marathon.determinism import rng_for
-from pytest_marathon.twin import envvars
+from pytest_marathon.twin import envvars, programs
 from pytest_marathon.twin.appspec import AppSpec
 from pytest_marathon.twin.events import EventLog
 from pytest_marathon.twin.objects import (
@@ -530,8 +530,15 @@ class Cluster:
         env = envvars.resolve(pod.template.env_names(), raw, set(pod.template.env))
         pod.env = env
         pod.args = tuple(envvars.expand(arg, env) for arg in pod.template.args)
-        pod.listen_port = _listen_port(env, self.deployments[pod.deployment].port,
-                                       self.spec.deployments[pod.deployment].port_env)
+        program = programs.program_of(self.spec, pod.deployment, pod.template.command)
+        if program == pod.deployment:
+            pod.listen_port = _listen_port(env, self.deployments[pod.deployment].port,
+                                           self.spec.deployments[pod.deployment].port_env)
+        else:
+            # another service's binary listens where that service's config says: hotelReservation's
+            # programs read `<Svc>Port` from the image's one config.json (cmd/geo/main.go: GeoPort)
+            pod.listen_port = _listen_port(env, self.spec.deployments[program].port,
+                                           self.spec.deployments[program].port_env)
         restarted = pod.started_at is not None
         waits = self.spec.deployments[pod.deployment].init_wait
         if not restarted and waits and not all(self.runtime.reachable(pod, addr) for addr in waits):

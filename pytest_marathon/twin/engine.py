@@ -28,7 +28,7 @@ from pytest_marathon.backends.base import (
 )
 from pytest_marathon.determinism import rng_for
 from pytest_marathon.tsdb import SeriesStore
-from pytest_marathon.twin import addresses, images, probes
+from pytest_marathon.twin import addresses, images, probes, programs
 from pytest_marathon.twin.appspec import PROBE_TYPES, load_app
 from pytest_marathon.twin.chaos import PAUSE_IMAGE, Chaos
 from pytest_marathon.twin.cluster import Cluster, ContainerCrash
@@ -119,8 +119,11 @@ class _Containers:
             # Chaos Mesh pod-failure's stand-in: /pause sleeps and listens on nothing
             pod.listen_port = 0
             return
+        program = programs.program_of(twin.spec, pod.deployment, pod.template.command)
+        # a command naming another program of the shared image runs that service's build
+        tag = pod.template.image if program == pod.deployment else twin.spec.deployments[program].image
         try:
-            compiled = twin.registry.compiled(pod.template.image)
+            compiled = twin.registry.compiled(tag)
             pod.instance = compiled.instantiate(lambda: twin.startup_context(pod))
         except ContainerExit as exit_:  # log.Fatalf: the message is logged, then os.Exit
             raise ContainerCrash("exited", exit_.code) from None
@@ -574,6 +577,17 @@ class Twin:
         return self._apply_change(deployment, env=None, resources=None, probes_patch=None, image=None,
                                   args=tuple(args), change_cause=change_cause or "args " + " ".join(args))
 
+    def set_container_command(self, deployment: str, command: list[str], change_cause: str = "") -> ActionResult:
+        if not isinstance(command, list | tuple) or not command or not all(isinstance(a, str) and a for a in command):
+            raise BackendError(f"command must be a non-empty list of strings, got {command!r}")
+        self._deployment(deployment)
+        try:
+            programs.program_of(self.spec, deployment, command)
+        except programs.UnknownProgram as exc:
+            raise BackendError(str(exc)) from None
+        return self._apply_change(deployment, env=None, resources=None, probes_patch=None, image=None,
+                                  command=tuple(command), change_cause=change_cause or "command " + " ".join(command))
+
     def set_node_selector(self, deployment: str, selector: Mapping[str, str] | None,
                           change_cause: str = "") -> ActionResult:
         if selector is not None and (not isinstance(selector, Mapping) or not all(
@@ -668,7 +682,8 @@ class Twin:
                       probes_patch: Mapping[str, Any] | None, image: str | None, change_cause: str,
                       strategy: tuple[str, str, str] | None = None,
                       args: tuple[str, ...] | None = None,
-                      node_selector: dict[str, str] | None = None) -> ActionResult:
+                      node_selector: dict[str, str] | None = None,
+                      command: tuple[str, ...] | None = None) -> ActionResult:
         """Change the pod template (a new revision) and, for a release, the rollout strategy
         that carries it out; a strategy alone is a new generation but no new revision, as in
         Kubernetes. Everything is checked before anything changes."""
@@ -715,6 +730,8 @@ class Twin:
             template.image = image
         if args is not None:
             template.args = args
+        if command is not None:
+            template.command = command
         if node_selector is not None:
             template.node_selector = node_selector
         strategy_changed = strategy is not None and strategy != dep.strategy()

@@ -52,6 +52,9 @@ class PodTemplate:
     port_name: str = ""
     args: tuple[str, ...] = ()
     env_order: tuple[str, ...] = ()
+    # the container's command (empty: the image's entrypoint); names the program a multi-binary
+    # image runs (twin/programs.py)
+    command: tuple[str, ...] = ()
     # the pod spec's nodeSelector: the scheduler places the pod only on a node carrying every
     # label (a manifest's templates have none; AIOpsLab's assign_to_non_existent_node adds one)
     node_selector: dict[str, str] = field(default_factory=dict)
@@ -70,6 +73,7 @@ class PodTemplate:
             port_name=dep.port_name,
             args=dep.args,
             env_order=dep.env_order,
+            command=dep.command,
         )
 
     def copy(self) -> PodTemplate:
@@ -90,6 +94,8 @@ class PodTemplate:
         }
         if self.node_selector:  # absent from the hash when unset: the manifests' hashes stay
             doc["node_selector"] = self.node_selector
+        if self.command:  # likewise: apps whose manifests set no command keep their hashes
+            doc["command"] = list(self.command)
         text = json.dumps(doc, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()[:10]
 
@@ -110,6 +116,7 @@ class PodTemplate:
             container_port = {"name": self.port_name, **container_port}
         container: dict[str, Any] = {
             "name": self.container,
+            **({"command": list(self.command)} if self.command else {}),
             "image": self.image,
             **({"args": list(self.args)} if self.args else {}),
             "ports": [container_port],
