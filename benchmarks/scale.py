@@ -7,7 +7,11 @@ CPU seconds per virtual minute, the app's size (deployments) and the ratio of it
 boutique's. CPU seconds are printed because the machine is shared: other load inflates wall
 time far more than CPU time.
 
-Usage: python benchmarks/scale.py [--apps boutique astronomy] [--seed N] [--scenario marathon]
+An app without a fault catalog (hotelreservation, socialnetwork, trainticket) has no marathon to
+record: when one is asked for, every app is timed as the twin alone under its load from the
+warm-up to the scenario's end (`--twin-only` asks for that mode outright).
+
+Usage: python benchmarks/scale.py [--apps boutique astronomy] [--seed N] [--scenario marathon] [--twin-only]
 """
 
 from __future__ import annotations
@@ -20,8 +24,10 @@ from pathlib import Path
 
 from pytest_marathon.config import RunConfig
 from pytest_marathon.faults import load_scenario
+from pytest_marathon.marathon_apps import marathon_apps
 from pytest_marathon.runner import record_marathon
 from pytest_marathon.twin.appspec import APPS_DIR, load_app
+from pytest_marathon.twin.engine import Twin
 
 REFERENCE_APP = "boutique"
 #: Issue 18: a Train Ticket minute at most this many boutique minutes.
@@ -42,24 +48,44 @@ def measure(app: str, seed: int, scenario: str, out: Path) -> tuple[float, float
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
+def measure_twin(app: str, seed: int, seconds: float) -> tuple[float, float, float]:
+    """(wall, CPU, virtual) seconds of the twin alone, from its warm-up to `seconds`, under its load
+    (an app without a fault catalog has no marathon to record)."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    twin = Twin(app, seed=seed)
+    start = t = twin.now
+    while t < seconds:
+        t = min(seconds, t + 60.0)
+        twin.advance_to(t)
+    return time.perf_counter() - wall, time.process_time() - cpu, seconds - start
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--apps", nargs="+", default=None, help="default: every app of the twin")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--scenario", default="marathon")
+    parser.add_argument("--twin-only", action="store_true",
+                        help="time the twin alone (the default when an app has no fault catalog)")
     args = parser.parse_args()
     apps = args.apps or twin_apps()
     scenario = load_scenario(args.scenario)
     minutes = (scenario.warmup_s + scenario.duration_s) / 60.0
+    twin_only = args.twin_only or any(app not in marathon_apps() for app in apps)
     rows = []
     with tempfile.TemporaryDirectory() as out:
         for app in apps:
             load_before = os.getloadavg()[0]
-            wall, cpu = measure(app, args.seed, args.scenario, Path(out) / app)
+            if twin_only:
+                wall, cpu, virtual = measure_twin(app, args.seed, scenario.duration_s)
+                minutes = virtual / 60.0
+            else:
+                wall, cpu = measure(app, args.seed, args.scenario, Path(out) / app)
             rows.append((app, len(load_app(app).deployments), wall / minutes, cpu / minutes,
                          load_before))
     reference = next((r for r in rows if r[0] == REFERENCE_APP), rows[0])
-    print(f"noop marathon '{args.scenario}' ({minutes:.0f} virtual minutes), seed {args.seed}")
+    what = "the twin alone over" if twin_only else "noop marathon"
+    print(f"{what} '{args.scenario}' ({minutes:.0f} virtual minutes), seed {args.seed}")
     print(f"{'app':<12}{'deployments':>12}{'wall s/min':>12}{'cpu s/min':>11}"
           f"{'x ' + reference[0] + ' (wall)':>20}{'(cpu)':>8}{'load':>7}")
     for app, deployments, wall_min, cpu_min, load in rows:

@@ -1,7 +1,8 @@
 """Which applications a marathon can run on: a twin under `twin/apps/` and a fault catalog under
 `fault_catalog/`. An app with a twin and no catalog (AIOpsLab's HotelReservation and SocialNetwork) runs its
 episodic problems only (`--marathon-mode=episodic`), so a marathon on it is refused up front with
-that reason instead of failing when the schedule is drawn."""
+that reason instead of failing when the schedule is drawn; one with neither (Train Ticket, so far) is
+refused as such."""
 
 from __future__ import annotations
 
@@ -20,6 +21,11 @@ def marathon_app_problem(app: str) -> str | None:
     if app in marathon_apps():
         return None
     if app in available_apps():
-        return (f"app {app!r} has no fault catalog: it runs AIOpsLab's problems with "
-                f"--marathon-mode=episodic; marathon apps: {', '.join(marathon_apps())}")
+        from pytest_marathon.episodic.problems import aiopslab_problems
+
+        if any(problem.app == app for problem in aiopslab_problems()):
+            return (f"app {app!r} has no fault catalog: it runs AIOpsLab's problems with "
+                    f"--marathon-mode=episodic; marathon apps: {', '.join(marathon_apps())}")
+        return (f"app {app!r} has no fault catalog and no episodic problems yet: its twin runs for tests only; "
+                f"marathon apps: {', '.join(marathon_apps())}")
     return f"unknown app {app!r}; choose one of: {', '.join(marathon_apps())}"

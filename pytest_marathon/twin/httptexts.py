@@ -11,6 +11,13 @@
 - rust (awc 3, the shipping service's quote client): `awc::error::SendRequestError` Display,
   `Failed to connect to host: Connection refused (os error 111)`, `Failed resolving hostname:
   ...`, `Timeout while waiting for response` (actix/actix-web `awc/src/error.rs`).
+- java (Spring 4.3 `RestTemplate` over the JDK 8 `HttpURLConnection`, Train Ticket's services):
+  `RestTemplate.doExecute` wraps the IOException in `ResourceAccessException("I/O error on <METHOD>
+  request for \"<url>\": <message>")`, whose `NestedRuntimeException` message appends `; nested
+  exception is <cause>` (spring-projects/spring-framework 4.3.x `web/client/RestTemplate.java`,
+  `core/NestedExceptionUtils.java`); JDK 8 words a refused connect `Connection refused (Connection
+  refused)`, an unknown host by its name (`java.net.UnknownHostException`), a timeout `Read timed
+  out`, a reset `Connection reset`.
 - envoy: the proxy answers the client itself (503/504 bodies, `twin/apps/astronomy/services/
   frontend-proxy`); the text here is its upstream reset reason.
 """
@@ -55,6 +62,17 @@ def failure(client: str, kind: str, method: str, url: str, ip: str = "", port: i
             "reset": "Failed to connect to host: Connection reset by peer (os error 104)",
             "canceled": "Timeout while waiting for response",
         }[kind]
+    if client == "java":
+        cause = {
+            "refused": "java.net.ConnectException: Connection refused (Connection refused)",
+            "nxdomain": f"java.net.UnknownHostException: {host}",
+            "timeout": "java.net.SocketTimeoutException: Read timed out",
+            "reset": "java.net.SocketException: Connection reset",
+            "canceled": "java.net.SocketTimeoutException: Read timed out",
+        }[kind]
+        detail = cause.split(": ", 1)[1]
+        return (f'org.springframework.web.client.ResourceAccessException: I/O error on {method.upper()} request for '
+                f'"{url}": {detail}; nested exception is {cause}')
     if client == "envoy":
         return {
             "refused": "upstream connect error or disconnect/reset before headers. reset reason: connection failure, "

@@ -38,10 +38,21 @@ The OpenTelemetry demo adds:
   C++ runtime prints ``terminate called after throwing an instance of '<type>'`` and ``what():``,
   then aborts (SIGABRT, exit 134); a null dereference is a segmentation fault (exit 139).
 * Kotlin on the JVM (fraud-detection) words exceptions as Java does.
+
+Train Ticket adds:
+
+* Spring Boot 1.5 on Tomcat 8.5 (its Java `kind: http` services, spring-boot-starter-parent
+  1.5.22 in FudanSELab/train-ticket ``pom.xml``): an exception escaping a controller reaches
+  Tomcat's ``StandardWrapperValve``, which logs ``Servlet.service() for servlet [dispatcherServlet]
+  in context with path [] threw exception [Request processing failed; nested exception is <exc>]
+  with root cause`` and the root cause; ``BasicErrorController`` answers 500 with
+  ``DefaultErrorAttributes`` (timestamp, status, error, exception, message, path). A service's own
+  exception class carries the whole Java text (``<class>: <message>``) as its message.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 
@@ -256,9 +267,31 @@ def exception_text(language: str, exc: BaseException) -> str:
     return python_exception(exc)
 
 
+def spring_exception(exc: BaseException) -> str:
+    """A Java service's exception as ``Throwable.toString`` prints it: a builtin Python mistake in
+    Java's words, a service's own exception (already Java text) as it is."""
+    if _is_builtin(exc) or isinstance(exc, SandboxLimit):
+        return java_exception(exc)
+    return _message(exc)
+
+
+def spring_boot_error(exc: BaseException, path: str, now_ms: int) -> HandlerFailure:
+    """Tomcat's log line and Spring Boot 1.5's JSON error body for an exception a controller threw."""
+    text = spring_exception(exc)
+    name, _, message = text.partition(": ")
+    root = text.rsplit("; nested exception is ", 1)[-1]
+    body = json.dumps({"timestamp": now_ms, "status": 500, "error": "Internal Server Error", "exception": name,
+                       "message": message or "No message available", "path": path}, separators=(",", ":"))
+    log = (f"Servlet.service() for servlet [dispatcherServlet] in context with path [] threw exception "
+           f"[Request processing failed; nested exception is {text}] with root cause\n{root}")
+    return HandlerFailure("INTERNAL", body, [("error", log)])
+
+
 def handler_failure(language: str, kind: str, method: str, exc: BaseException, *, goroutine: int = 1,
-                    peer: str = "") -> HandlerFailure:
+                    peer: str = "", path: str = "", now_ms: int = 0) -> HandlerFailure:
     """How the service's server framework handles `exc` escaping the handler of `method`."""
+    if language == "java" and kind == "http":
+        return spring_boot_error(exc, path, now_ms)
     if language == "nodejs" and kind == "http":
         return HandlerFailure("INTERNAL", "Internal Server Error", [("error", node_error(exc))])
     if language == "ruby":

@@ -429,7 +429,7 @@ class Runtime:
             code, message = err.code, err.message
             if err.from_call and dep.language in ("python", "java"):
                 # a client error escaping the handler is just an exception to grpcio and grpc-java
-                code, message = self._handler_failure(pod, dep, method, err, trace, ctx, client)
+                code, message = self._handler_failure(pod, dep, method, err, trace, ctx, client, _path_of(request))
             elif dep.language == "csharp":
                 ctx.log("info", _aspnetcore_status_log(code, message))
         except SandboxLimit as limit:
@@ -456,7 +456,7 @@ class Runtime:
             code, message = "UNAVAILABLE", rpctexts.server_died(client)
             self._exit(pod, "Error", exit_.code, trace.t, "exited")
         except Exception as exc:  # noqa: BLE001 - service code may raise anything; its runtime reports it
-            code, message = self._handler_failure(pod, dep, method, exc, trace, ctx, client)
+            code, message = self._handler_failure(pod, dep, method, exc, trace, ctx, client, _path_of(request))
         method_spec = dep.methods.get(method)
         own_ms = (method_spec.base_ms if method_spec else 0.5) + ctx._work_ms
         pod.cpu_demand += own_ms / 1000.0 * self.weight
@@ -506,12 +506,13 @@ class Runtime:
         return code, message, response, total_ms
 
     def _handler_failure(self, pod: Pod, dep: Any, method: str, exc: BaseException, trace: _Trace,
-                         ctx: CallContext, client: str) -> tuple[str, str]:
+                         ctx: CallContext, client: str, path: str = "") -> tuple[str, str]:
         """An exception escaped the handler: the service's server framework reports it (and a Go
         gRPC server dies of it)."""
         goroutine = 20 + trace.calls * 3 + len(trace.spans)
         peer = f"10.{12 + goroutine % 3}.{goroutine % 250}.{goroutine % 200 + 2}:{40000 + goroutine * 7 % 20000}"
-        failure = langerrors.handler_failure(dep.language, dep.kind, method, exc, goroutine=goroutine, peer=peer)
+        failure = langerrors.handler_failure(dep.language, dep.kind, method, exc, goroutine=goroutine, peer=peer,
+                                             path=path, now_ms=int(trace.t * 1000))
         for level, line in failure.logs:
             ctx.log(level, line)
         if failure.no_response:
@@ -870,6 +871,11 @@ class Runtime:
     def mongo_run(self, ctx: CallContext, uri: Any, db: str, command: dict[str, Any]) -> dict[str, Any]:
         from pytest_marathon.twin import dataclients
         return dataclients.mongo_run(self, ctx, uri, db, command)
+
+
+def _path_of(request: Any) -> str:
+    """The path of an HTTP request (Spring Boot's error body names it)."""
+    return str(request.get("path", "")) if isinstance(request, dict) else ""
 
 
 def _http_answer(code: str, message: str, response: Any) -> tuple[int, Any]:

@@ -1,0 +1,106 @@
+"""What every Train Ticket Java service shares (app.yaml `shared_code`, as each upstream service
+builds `ts-common`): the `Response<T>` envelope, RestTemplate calls and Spring Data MongoDB
+repositories.
+
+Upstream (FudanSELab/train-ticket): `ts-common/src/main/java/edu/fudan/common/util/Response.java`
+(`status` 1 success / 0 failure, `msg`, `data`), each service's `service/*ServiceImpl.java`
+(`restTemplate.exchange(...)` with no timeout set, so a call waits as long as its callee) and
+`application.yml` (`spring.data.mongodb.host: ts-<svc>-mongo`, database `ts`, port 27017).
+
+Failures are not caught by the services: a RestTemplate I/O error is a `ResourceAccessException`
+(twin/httptexts.py, language java); a callee's 5xx is `HttpServerErrorException` with Spring 4.3's
+message `<code> null` (Tomcat 8.5 sends no reason phrase, `DefaultResponseErrorHandler`); a Mongo
+failure is Spring Data's translated exception (twin/mongoclient.py). Each escapes the controller
+and Spring Boot answers 500 (twin/langerrors.py `spring_boot_error`)."""
+
+
+class JavaError(Exception):
+    """An exception a Java service throws: its message is the Java text (`<class>: <message>`)."""
+
+
+def ok(data, msg="Success"):
+    """A controller's `ResponseEntity.ok(new Response<>(1, msg, data))`: HTTP 200 with the envelope."""
+    return {"status": 200, "body": {"status": 1, "msg": msg, "data": data}}
+
+
+def bad(msg, data=None):
+    """`new Response<>(0, msg, data)`: a refusal is still HTTP 200."""
+    return {"status": 200, "body": {"status": 0, "msg": msg, "data": data}}
+
+
+def rest(ctx, method, url, body=None):
+    """restTemplate.exchange: the callee's `Response` body, or a Java exception."""
+    try:
+        answer = ctx.http(method, url, body)
+    except ctx.HttpError as err:
+        raise JavaError(err.message) from None
+    status = answer["status"]
+    if status >= 500:
+        raise JavaError("org.springframework.web.client.HttpServerErrorException: " + str(status) + " null")
+    if status >= 400:
+        raise JavaError("org.springframework.web.client.HttpClientErrorException: " + str(status) + " null")
+    body = answer["body"]
+    return body if hasattr(body, "get") else {"status": 0, "msg": "", "data": None}
+
+
+def relay(ctx, method, url, body=None):
+    """A controller that returns the callee's `Response` as its own (HTTP 200)."""
+    return {"status": 200, "body": rest(ctx, method, url, body)}
+
+
+def data(ctx, method, url, body=None):
+    return rest(ctx, method, url, body).get("data")
+
+
+def repo(ctx, host, name):
+    """A Spring Data repository's collection in database `ts` on `host`."""
+    return ctx.mongo(host + ":27017").collection("ts", name)
+
+
+def mongo_op(ctx, op, *args):
+    """One repository call; a driver failure leaves as Spring's translated exception."""
+    try:
+        return op(*args)
+    except ctx.MongoError as err:
+        raise JavaError(err.message) from None
+
+
+def find(ctx, coll, flt=None):
+    return [strip(d) for d in mongo_op(ctx, coll.find, flt or {})]
+
+
+def find_one(ctx, coll, flt):
+    return strip(mongo_op(ctx, coll.find_one, flt))
+
+
+def save(ctx, coll, doc):
+    """CrudRepository.save: an upsert on the document's id."""
+    mongo_op(ctx, coll.update_one, {"_id": doc["id"]}, {"$set": doc}, True)
+    return doc
+
+
+def strip(doc):
+    if doc is None:
+        return None
+    out = {}
+    for key in doc:
+        if key != "_id":
+            out[key] = doc[key]
+    return out
+
+
+def draw(ctx, salt, low, high):
+    """A number in [low, high] from the request id (what upstream draws with java.util.Random)."""
+    total = 0
+    for ch in str(ctx.request_id) + salt:
+        total = (total * 31 + ord(ch)) % 1000003
+    return low + total % (high - low + 1)
+
+
+def uuid(ctx, salt):
+    """UUID.randomUUID(), derived from the request id."""
+    digits = "0123456789abcdef"
+    text = ""
+    for i in range(32):
+        text += digits[draw(ctx, salt + str(i), 0, 15)]
+    return text[:8] + "-" + text[8:12] + "-4" + text[13:16] + "-a" + text[17:20] + "-" + text[20:]
