@@ -93,3 +93,23 @@ def test_every_package_ships_in_a_plain_install() -> None:
                if init.parent.relative_to(root / "pytest_marathon").parts[:2] != ("twin", "apps")
                or len(init.parent.relative_to(root / "pytest_marathon").parts) == 2}
     assert folders - listed == set()
+
+
+def test_every_app_file_ships_in_a_plain_install() -> None:
+    """A twin app is data plus service code under `twin/apps/<app>/`: every file there must match
+    setup.cfg's package data, or `pip install .` leaves it out (an app's shared sources, its
+    database init scripts) and the app fails in a user's install while the editable checkout works."""
+    import configparser
+    from fnmatch import fnmatchcase
+
+    root = Path(__file__).resolve().parent.parent
+    config = configparser.ConfigParser()
+    config.read(root / "setup.cfg")
+    patterns = [p.strip() for p in config["options.package_data"]["pytest_marathon.twin.apps"].split(",")]
+    apps = root / "pytest_marathon" / "twin" / "apps"
+    files = [p.relative_to(apps).as_posix() for p in apps.rglob("*")
+             if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"]
+    # a pattern's `*` does not cross a folder, as setuptools' glob does not
+    unshipped = [f for f in files if not any(fnmatchcase(f, p) and f.count("/") == p.count("/") for p in patterns)
+                 and f != "__init__.py" and not f.endswith("/__init__.py")]
+    assert unshipped == []
