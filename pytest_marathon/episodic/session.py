@@ -133,23 +133,28 @@ class _Injector:
 
     def advance_to(self, t: float) -> None:
         backend, fault = self.backend, self.problem.fault
-        if fault is not None and fault.kind == "flag" and backend.now < 0.0 <= t:
+        if fault is not None and fault.kind != "catalog" and backend.now < 0.0 <= t:
             backend.advance_to(0.0)
-            backend.set_feature_flag(fault.name, fault.value)
-        if fault is not None and fault.kind == "chaos" and backend.now < 0.0 <= t:
-            backend.advance_to(0.0)
-            for kind, target, params in fault.steps:
-                backend.chaos_start(kind, target, **_session_timed(params))
-        if fault is not None and fault.kind == "k8s" and backend.now < 0.0 <= t:
-            backend.advance_to(0.0)
-            for method, target, params in fault.steps:
-                if method not in K8S_STEPS:
-                    raise ValueError(f"a k8s fault step is one of {', '.join(K8S_STEPS)}, not {method!r}")
-                getattr(backend, method)(target, **dict(params))
+            self._inject(fault)
         while self.orchestrator is not None and backend.now + backend.tick_seconds <= t + 1e-9:
             self.orchestrator.step(backend.now)
             backend.advance_to(backend.now + backend.tick_seconds)
         backend.advance_to(t)
+
+    def _inject(self, fault: Any) -> None:
+        """A flag, chaos or k8s fault goes in at once at t = 0 (a catalog fault's orchestrator
+        injects its own)."""
+        backend = self.backend
+        if fault.kind == "flag":
+            backend.set_feature_flag(fault.name, fault.value)
+        elif fault.kind == "chaos":
+            for kind, target, params in fault.steps:
+                backend.chaos_start(kind, target, **_session_timed(params))
+        elif fault.kind == "k8s":
+            for method, target, params in fault.steps:
+                if method not in K8S_STEPS:
+                    raise ValueError(f"a k8s fault step is one of {', '.join(K8S_STEPS)}, not {method!r}")
+                getattr(backend, method)(target, **dict(params))
 
     def finish(self) -> None:
         if self.orchestrator is not None:
