@@ -49,6 +49,7 @@ Texts, by the caller's language (`DeploymentSpec.language`):
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -79,9 +80,11 @@ class MongoUri:
         return f"{self.host}:{self.port}"
 
 
+@functools.lru_cache(maxsize=1024)
 def parse_uri(uri: str) -> MongoUri:
     """`mongodb://[user:pass@]host[:port][/db][?authSource=..&authMechanism=..]` (connection string
-    spec: the credentials' source is authSource, else the path's database, else `admin`). A bare
+    spec: the credentials' source is authSource, else the path's database, else `admin`); cached, as
+    services open a client per request and the result is immutable. A bare
     `host:port` (mgo's dial string, what DeathStarBench's config carries) is taken as the host."""
     text = str(uri).strip()
     if not text.startswith("mongodb://"):

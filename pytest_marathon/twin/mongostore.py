@@ -30,6 +30,7 @@ Error texts (mongodb/mongo r4.4.6):
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import json
 from collections.abc import Iterable
@@ -104,9 +105,28 @@ class Uuid:
     text: str
 
     @classmethod
+    @functools.lru_cache(maxsize=4096)  # noqa: B019 (the class lives as long as the process)
     def of(cls, seed: str) -> Uuid:
         h = hashlib.sha256(seed.encode()).hexdigest()
         return cls(f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:32]}")
+
+
+# --- copies ---------------------------------------------------------------------------------------------
+_IMMUTABLE = frozenset((str, int, float, bool, type(None), bytes, Uuid))
+
+
+def clone(value: Any) -> Any:
+    """A deep copy of a document: dicts and lists are rebuilt, immutable leaves (the scalars and
+    `Uuid`) are shared, anything else goes through `copy.deepcopy`. Documents are nearly all dicts,
+    lists and scalars, which `deepcopy`'s memo and dispatch make several times slower to copy."""
+    kind = type(value)
+    if kind in _IMMUTABLE:
+        return value
+    if kind is dict:
+        return {key: item if type(item) in _IMMUTABLE else clone(item) for key, item in value.items()}
+    if kind is list:
+        return [item if type(item) in _IMMUTABLE else clone(item) for item in value]
+    return copy.deepcopy(value)
 
 
 # --- query matching ---------------------------------------------------------------------------------
@@ -161,6 +181,46 @@ def _compare(actual: Any, op: str, wanted: Any) -> bool:
         if (op == "$gt" and a > b) or (op == "$gte" and a >= b) or (op == "$lt" and a < b) or (op == "$lte" and a <= b):
             return True
     return False
+
+
+_PLAIN_EQUALITY = frozenset((str, int, float))
+
+
+def _plain_equalities(query: dict[str, Any]) -> list[tuple[str, Any]] | None:
+    """The filter as (field, value) pairs when every condition is a top-level field equal to a
+    string or a number (what repositories' `findBy<Field>` send), else None."""
+    pairs = []
+    for key, wanted in query.items():
+        if type(wanted) not in _PLAIN_EQUALITY or "." in key or key.startswith("$"):
+            return None
+        pairs.append((key, wanted))
+    return pairs
+
+
+def matching(docs: list[dict[str, Any]], query: dict[str, Any]) -> list[dict[str, Any]]:
+    """The documents of `docs` that satisfy `query`, in order."""
+    return [docs[i] for i in matching_indexes(docs, query)]
+
+
+def matching_indexes(docs: list[dict[str, Any]], query: dict[str, Any]) -> list[int]:
+    """The positions in `docs` of the documents that satisfy `query`, in order. A filter of plain
+    equalities compares each field directly; a field whose value is not of the wanted's type (an
+    array, a bool, a missing field) is left to `_equal`, which knows MongoDB's rules for it."""
+    pairs = _plain_equalities(query)
+    if pairs is None:
+        return [i for i, doc in enumerate(docs) if matches(doc, query)]
+    found = []
+    for i, doc in enumerate(docs):
+        for key, wanted in pairs:
+            actual = doc.get(key, _MISSING)
+            if type(actual) is type(wanted):
+                if actual != wanted:
+                    break
+            elif not _equal(actual, wanted):
+                break
+        else:
+            found.append(i)
+    return found
 
 
 def matches(doc: dict[str, Any], query: dict[str, Any]) -> bool:
@@ -226,12 +286,12 @@ def _unset_path(doc: dict[str, Any], dotted: str) -> None:
 def apply_update(doc: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
     """The document after an update: `$set`, `$inc`, `$unset`, or a replacement document."""
     if not any(str(k).startswith("$") for k in update):
-        return {"_id": doc.get("_id"), **copy.deepcopy(update)} if "_id" in doc else copy.deepcopy(update)
-    new = copy.deepcopy(doc)
+        return {"_id": doc.get("_id"), **clone(update)} if "_id" in doc else clone(update)
+    new = clone(doc)
     for op, fields in update.items():
         if op == "$set":
             for k, v in fields.items():
-                _set_path(new, k, copy.deepcopy(v))
+                _set_path(new, k, clone(v))
         elif op == "$inc":
             for k, v in fields.items():
                 current = _path(new, k)
@@ -412,22 +472,22 @@ class MongoServer:
         return self.data.dbs.get(db, {}).get(name, [])
 
     def _cmd_find(self, db: str, cmd: dict[str, Any]) -> dict[str, Any]:
-        docs = [d for d in self._coll(db, cmd["find"]) if matches(d, cmd.get("filter") or {})]
+        docs = matching(self._coll(db, cmd["find"]), cmd.get("filter") or {})
         for key, direction in reversed(list((cmd.get("sort") or {}).items())):
             docs.sort(key=lambda d, k=key: _order_key(_path(d, k)), reverse=direction < 0)
         limit = int(cmd.get("limit") or 0)
         if limit:
             docs = docs[:abs(limit)]
-        return {"cursor": {"firstBatch": copy.deepcopy(docs), "id": 0, "ns": f"{db}.{cmd['find']}"}, "ok": 1.0}
+        return {"cursor": {"firstBatch": clone(docs), "id": 0, "ns": f"{db}.{cmd['find']}"}, "ok": 1.0}
 
     def _cmd_count(self, db: str, cmd: dict[str, Any]) -> dict[str, Any]:
-        return {"n": sum(1 for d in self._coll(db, cmd["count"]) if matches(d, cmd.get("query") or {})), "ok": 1.0}
+        return {"n": len(matching(self._coll(db, cmd["count"]), cmd.get("query") or {})), "ok": 1.0}
 
     def _cmd_insert(self, db: str, cmd: dict[str, Any]) -> dict[str, Any]:
         coll = self._coll(db, cmd["insert"], create=True)
         n = 0
         for doc in cmd.get("documents", []):
-            doc = copy.deepcopy(doc)
+            doc = clone(doc)
             doc.setdefault("_id", self.data.new_id(f"{db}.{cmd['insert']}"))
             self._unique(db, cmd["insert"], coll, doc["_id"])
             coll.append(doc)
@@ -446,7 +506,7 @@ class MongoServer:
         upserted: list[Any] = []
         for spec in cmd.get("updates", []):
             query, update = spec.get("q") or {}, spec.get("u") or {}
-            hits = [i for i, d in enumerate(coll) if matches(d, query)]
+            hits = matching_indexes(coll, query)
             if not spec.get("multi"):
                 hits = hits[:1]
             for i in hits:
@@ -469,7 +529,7 @@ class MongoServer:
         coll = self._coll(db, cmd["delete"])
         n = 0
         for spec in cmd.get("deletes", []):
-            hits = [i for i, d in enumerate(coll) if matches(d, spec.get("q") or {})]
+            hits = matching_indexes(coll, spec.get("q") or {})
             if int(spec.get("limit", 0)) == 1:
                 hits = hits[:1]
             for i in reversed(hits):

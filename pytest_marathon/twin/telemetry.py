@@ -63,6 +63,8 @@ class Telemetry:
         self.sli: list[SliSample] = []
         self._spans: dict[spanmetrics.SeriesKey, Histogram] = {}
         self._grpc_hists: dict[tuple[Any, ...], Histogram] = {}
+        self._http_hists: dict[tuple[Any, ...], Histogram] = {}
+        self._other_hists: dict[tuple[Any, ...], Histogram] = {}
         self._span_order: list[spanmetrics.SeriesKey] = []  # _spans' keys sorted (keys are only added)
         # per key of _span_order: its histogram and series (calls, buckets, _sum, _count), once known
         self._span_rows: list[tuple[Histogram, list[Series]] | None] = []
@@ -100,14 +102,22 @@ class Telemetry:
         if weight <= 0 or not traced:
             return
         name = str(span.get("name") or "")
-        if "http.request.method" in span.get("attributes", {}):
-            labels = spanmetrics.http_labels(span)
-            _hist(self._spans, labels, spanmetrics.BUCKETS_MS).observe(float(span["duration_ms"]), weight)
+        attributes = span.get("attributes") or {}
+        if "http.request.method" in attributes:
+            # as for gRPC below: the histogram by the raw fields http_labels reads
+            kind = span["kind"]
+            raw = (span["service"], name, kind, span["status"], attributes["http.request.method"],
+                   attributes.get("http.response.status_code"),
+                   span.get("peer") if kind == "SPAN_KIND_CLIENT" else None)
+            hist = self._http_hists.get(raw)
+            if hist is None:
+                hist = self._http_hists[raw] = _hist(self._spans, spanmetrics.http_labels(span),
+                                                     spanmetrics.BUCKETS_MS)
+            hist.observe(float(span["duration_ms"]), weight)
             return
         if span["kind"] == "SPAN_KIND_SERVER" and not span.get("parent_span_id") and not spanmetrics.is_grpc_name(name):
             self._entry_span = span  # the frontend's HTTP span; `http` adds its status
             return
-        attributes = span.get("attributes") or {}
         if "rpc.grpc.status_code" in attributes:
             # Most spans of a run repeat a few label sets: find the histogram by the span's raw
             # fields (what grpc_labels reads) before rendering its labels.
@@ -121,8 +131,12 @@ class Telemetry:
             hist.observe(float(span["duration_ms"]), weight)
             return
         # producer, consumer and database spans (twin/dataclients.py, twin/consumers.py)
-        labels = spanmetrics.messaging_labels(span)
-        _hist(self._spans, labels, spanmetrics.BUCKETS_MS).observe(float(span["duration_ms"]), weight)
+        raw = (span["service"], name, span["kind"], span["status"], span.get("peer"))
+        hist = self._other_hists.get(raw)
+        if hist is None:
+            hist = self._other_hists[raw] = _hist(self._spans, spanmetrics.messaging_labels(span),
+                                                  spanmetrics.BUCKETS_MS)
+        hist.observe(float(span["duration_ms"]), weight)
 
     def add_trace(self, trace_id: str, t: float, route: str, spans: list[dict[str, Any]], status: int) -> None:
         if not spans:
