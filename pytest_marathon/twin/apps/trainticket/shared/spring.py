@@ -80,13 +80,10 @@ def save(ctx, coll, doc):
 
 
 def strip(doc):
+    """The entity Spring Data maps a document to: its fields without Mongo's `_id`."""
     if doc is None:
         return None
-    out = {}
-    for key in doc:
-        if key != "_id":
-            out[key] = doc[key]
-    return out
+    return {key: doc[key] for key in doc if key != "_id"}
 
 
 def draw(ctx, salt, low, high):
