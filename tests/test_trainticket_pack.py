@@ -1,0 +1,42 @@
+"""The Train Ticket rule pack (pack/trainticket.rules.yaml) on the trainticket twin: a broken service
+pages within 3 minutes with the rules its callers' spans carry, and a fault-free 90-minute quiet run
+(scenarios/quiet.yaml, benign background releases included) stays quiet after the warm-up.
+
+The pack is evaluated every 15 s through `AlertEngine`, from the start of the warm-up, as the
+runner does; benchmarks/trainticket_quiet.py drives the same runs and prints every alert."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+from trainticket_quiet import run  # noqa: E402
+
+BREAK_AT = 120.0
+WITHIN = 180.0
+
+
+def test_scaling_travel_service_to_zero_pages_its_callers_within_3_minutes() -> None:
+    result = run(5, background=False, end=BREAK_AT + WITHIN, broken="ts-travel-service", break_at=BREAK_AT)
+    assert result["errors"] == []
+    before = [a for a in result["history"] if a["fired_at"] is not None and 0 <= a["fired_at"] <= BREAK_AT]
+    assert before == []
+    after = [a for a in result["history"] if a["fired_at"] is not None and a["fired_at"] > BREAK_AT]
+    unreachable = [a for a in after if a["alertname"] == "DownstreamDependencyUnavailable"
+                   and a["labels"]["server_address"] == "ts-travel-service"]
+    assert {a["labels"]["service_name"] for a in unreachable} >= {"ts-ui-dashboard", "ts-preserve-service"}
+    assert all(a["fired_at"] <= BREAK_AT + WITHIN for a in unreachable)
+    assert "FrontendAvailabilityLow" in {a["alertname"] for a in after}
+
+
+@pytest.mark.slow
+def test_a_quiet_90_minutes_with_background_releases_raise_at_most_two_alerts_after_warm_up() -> None:
+    result = run(1)
+    assert result["errors"] == []
+    assert len([r for r in result["releases"] if r.get("origin") == "background"]) > 30
+    fired = [(a["alertname"], a["labels"]) for a in result["history"]
+             if a["fired_at"] is not None and a["fired_at"] >= 0]
+    assert len(fired) <= 2, fired
