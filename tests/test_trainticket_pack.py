@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_marathon.alerting.promtool import build_unit_test, promtool_path, run_promtool
+from pytest_marathon.alerting.rules import load_rule_pack
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 from trainticket_quiet import run  # noqa: E402
 
@@ -50,3 +53,30 @@ def test_a_quiet_90_minutes_with_background_releases_raise_at_most_two_alerts() 
     assert len([r for r in result["releases"] if r.get("origin") == "background"]) > 30
     fired = [(a["alertname"], a["labels"]) for a in result["history"] if a["fired_at"] is not None]
     assert len(fired) <= 2, fired
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(promtool_path() is None, reason="promtool not installed (Debian package 'prometheus')")
+def test_promtool_sees_the_same_alerts_on_a_twin_run(tmp_path: Path) -> None:
+    """Real Prometheus (promtool test rules) on the series of a twin run where ts-order-mongo is
+    scaled away and ts-travel-service scaled up (its new JVM pod is not ready for minutes, which
+    the availability rules wait out): the same alerts at every evaluation."""
+    from pytest_marathon.backends import create_backend
+
+    backend = create_backend("trainticket", 5)
+    backend.advance_to(BREAK_AT)
+    backend.scale("ts-order-mongo", 0)
+    backend.scale("ts-travel-service", 2)
+    backend.advance_to(BREAK_AT + 2 * WITHIN)
+    store = backend.store
+    pack = load_rule_pack("trainticket")
+    first = min(s.times[0] for s in store if len(s.times))
+    last = max(s.times[-1] for s in store if len(s.times))
+    test = build_unit_test(pack, store, rule_file="trainticket.rules.yaml", start=first - 5.0, end=last,
+                           namespace="train-ticket", annotations=False)
+    assert test.errors == []
+    fired = {name for name, n in test.firing_counts.items() if n}
+    assert {"MongoDBDown", "DatabaseClientErrorRatioHigh"} <= fired
+    assert not fired & {"KubePodNotReady", "DeploymentReplicasUnavailable", "DeploymentNotAvailable"}
+    ok, output = run_promtool(test, pack, tmp_path)
+    assert ok, output[:4000]
