@@ -188,6 +188,9 @@ class AppSpec:
     load: LoadSpec
     zones: ZoneSpec = ZoneSpec()
     flags: FlagSource | None = None
+    #: How long the cluster runs before the load starts (the twin's BOOT_SECONDS when unset): the
+    #: time `deploy` waits for every Deployment to be Available after the apply (deploy/cluster.py).
+    boot_seconds: float | None = None
 
     @property
     def services_dir(self) -> Path:
@@ -313,6 +316,7 @@ def load_app_file(path: Path) -> AppSpec:
         services=services,
         infrastructure=dict(r.get(raw, "infrastructure", "infrastructure", dict, {})),
         load=_load(r, r.get(raw, "load", "load", dict), deployments[entry_deployment], path.parent),
+        boot_seconds=_boot_seconds(r, raw),
         zones=zones,
         flags=flags,
     )
@@ -582,3 +586,12 @@ def _route_load(r: _Reader, body: dict[str, Any], entry: DeploymentSpec) -> Load
         quantity=(int(quantity[0]), int(quantity[1])),
         checkout_form=dict(r.get(body, "checkout_form", "load.checkout_form", dict, {})),
     )
+
+
+def _boot_seconds(r: _Reader, raw: dict[str, Any]) -> float | None:
+    value = r.get(raw, "boot_seconds", "boot_seconds", (int, float), None)
+    if value is None:
+        return None
+    if value <= 0:
+        raise r.fail("boot_seconds", "must be positive")
+    return float(value)

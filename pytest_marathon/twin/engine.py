@@ -184,8 +184,10 @@ class Twin:
         self.mysql_volumes: dict[str, MySqlServer] = {}
         self.consumers = ConsumerState()
         self.down_datastores: set[str] = set()
+        # the app is deployed and Available before the load starts, as `deploy` waits for it
+        boot = BOOT_SECONDS if self.spec.boot_seconds is None else self.spec.boot_seconds
         self.cluster = Cluster(self.spec, self.seed, self.event_log, _Containers(self),
-                               now=WARMUP_START - BOOT_SECONDS)
+                               now=WARMUP_START - boot)
         self.chaos = Chaos(self.cluster, self.servers, self.down_datastores)
         self.runtime = Runtime(self.spec, self.cluster, rng_for(self.seed, "latency"), self.chaos.edge_effect,
                                self.servers, self.down_datastores)
@@ -204,7 +206,7 @@ class Twin:
         self._sample_rng = rng_for(self.seed, "sample")
         self._flags_by_image: dict[str, frozenset[str]] = {}
         self._request_counter = 0
-        self._now = WARMUP_START - BOOT_SECONDS
+        self._now = WARMUP_START - boot
         while self._now < WARMUP_START:
             self.cluster.reconcile(self._now)
             self._settle_resources()
