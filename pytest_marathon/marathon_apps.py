@@ -1,8 +1,7 @@
 """Which applications a marathon can run on: a twin under `twin/apps/` and a fault catalog under
 `fault_catalog/`. An app with a twin and no catalog (AIOpsLab's HotelReservation and SocialNetwork) runs its
 episodic problems only (`--marathon-mode=episodic`), so a marathon on it is refused up front with
-that reason instead of failing when the schedule is drawn; one with neither (Train Ticket, so far) is
-refused as such."""
+that reason instead of failing when the schedule is drawn; one with neither is refused as such."""
 
 from __future__ import annotations
 
