@@ -1,10 +1,9 @@
 """Which applications a marathon can run on: a twin under `twin/apps/` and a fault catalog under
 `fault_catalog/` whose admission record exists (`validate-catalog --write-scope` wrote it): a
 catalog nobody admitted may hold entries that are unobservable or unfair to repair, and a score
-drawn from them would measure the catalog, not the agent. An app with a twin and no catalog (AIOpsLab's HotelReservation and SocialNetwork) runs its
-episodic problems only (`--marathon-mode=episodic`), so a marathon on it is refused up front with
-that reason instead of failing when the schedule is drawn; one with neither (Train Ticket, so far) is
-refused as such."""
+drawn from them would measure the catalog, not the agent. An app with a twin and no catalog
+(AIOpsLab's HotelReservation and SocialNetwork) runs its episodic problems only (`--marathon-mode=episodic`), so a marathon on it is refused up front with
+that reason instead of failing when the schedule is drawn; one with neither is refused as such."""
 
 from __future__ import annotations
 

@@ -21,8 +21,10 @@ def _usage_error(pytester: pytest.Pytester, *args: str) -> str:
          ["'hotelreservation' has no fault catalog", "--marathon-mode=episodic", "astronomy, boutique"]),
         (["--marathon-app=socialnetwork", "--agent=noop"],
          ["'socialnetwork' has no fault catalog", "--marathon-mode=episodic", "astronomy, boutique"]),
+        # a catalog without an admission record scores nothing yet
         (["--marathon-app=trainticket", "--agent=noop"],
-         ["'trainticket' has no fault catalog and no episodic problems", "astronomy, boutique"]),
+         ["'trainticket' has a fault catalog that has not been admitted yet",
+          "validate-catalog --app trainticket --write-scope", "astronomy, boutique"]),
         (["--marathon-app=boutique", "--agent=nobody"], ["'nobody'", "runbook", "noop"]),
         (["--marathon-app=boutique", "--agent=noop", "--marathon-seed=3-1"], ["3-1"]),
         (["--marathon-app=boutique", "--agent=noop", "--marathon-seed=x"], ["'x'"]),

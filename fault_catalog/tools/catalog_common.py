@@ -72,6 +72,8 @@ class Writer:
         self.written: list[str] = []
         # entry id -> why admission rejects it: a template's instance that is no fault on this app
         self.excluded: dict[str, str] = {}
+        # services no load task reaches: no template writes an entry that targets one
+        self.unreached: set[str] = set()
 
     @classmethod
     def start(cls, out: Path) -> Writer:
@@ -92,7 +94,7 @@ class Writer:
     def entry(self, entry_id: str, body: dict[str, Any], chaos: dict[str, Any] | None = None) -> None:
         if entry_id in self.written:
             raise ValueError(f"two templates write {entry_id}")
-        if entry_id in self.excluded:
+        if entry_id in self.excluded or body.get("target") in self.unreached:
             (self.out / "patches" / f"{entry_id}.diff").unlink(missing_ok=True)
             return
         if chaos is not None:

@@ -63,7 +63,8 @@ class Knowledge:
 
     def words(self, caller: str, callee: str, failure: str) -> str:
         """The words of `caller`'s client library for a call to `callee` failing with `failure`."""
-        client = self.get("clients", caller, self.kind(callee), default="")
+        client = (self.get("clients", caller, self.kind(callee))
+                  or self.get("language_clients", self.deps[caller].get("language"), self.kind(callee), default=""))
         return str(self.get("dial_words", client, failure, default=""))
 
     def reporter(self, caller: str, callee: str) -> str:
@@ -128,6 +129,9 @@ class Knowledge:
 
     def caller_of(self, svc: str) -> str:
         """The first service that dials `svc`, request paths before consumers (itself when none does)."""
+        named = self.get("caller_of", svc)
+        if named:  # addresses hard-coded in the source: the data names the caller the load goes through
+            return str(named)
         front = self.get("front", default=[])
         callers = sorted({c for c, _v, _val, callee in self.edges() if callee == svc},
                          key=lambda c: (self.kind(c) == "consumer", c not in front, c))
@@ -136,7 +140,7 @@ class Knowledge:
     def unreachable(self, svc: str, failure: str = "refused") -> tuple[dict[str, Any], tuple[str, str]]:
         """Probe and log line of `svc` answering no one: `refused` (no ready endpoint, nothing
         listening) or `timeout` (its node is gone while its endpoint is still listed)."""
-        store = self.get("store_failures", svc)
+        store = self.get("store_failures", svc) or self.store_user_failure(svc, failure)
         if store:
             log = (store["service"], store["message"])
             if "task" in store:
@@ -146,6 +150,21 @@ class Knowledge:
         if caller == svc:
             return {"kind": "deployment_ready", "deployment": svc}, (svc, "Back-off")
         return self.path_probe(caller, svc, [f"-> {self.address(svc)}"]), self.reported(caller, svc, failure)
+
+    def store_user(self, store: str) -> str | None:
+        """The service whose `store_settings` name `store` (the first, by name)."""
+        users = sorted(s for s, conf in self.get("store_settings", default={}).items() if conf["store"] == store)
+        return users[0] if users else None
+
+    def store_user_failure(self, store: str, failure: str) -> dict[str, str] | None:
+        """`store_failures` derived from `store_settings`: the user's request fails with its store
+        client's words for the store's own address."""
+        user = self.store_user(store)
+        if user is None or self.task(user) is None:
+            return None
+        words = self.get("store_words", self.kind(store), default={})
+        text = str(words[failure]).format(host=store, port=self.deps[store]["port"])
+        return {"task": str(self.task(user)), "service": user, "message": text}
 
     def scoped(self) -> dict[str, str]:
         return {"zone": self.zone} if self.zone else {}
@@ -266,6 +285,7 @@ def configuration(w: Writer, k: Knowledge) -> None:
     consumer_groups(w, k)
     database_settings(w, k)
     listeners(w, k)
+    store_settings(w, k)
     memory_limits(w, k)
     liveness_probes(w, k)
 
@@ -347,6 +367,28 @@ def listeners(w: Writer, k: Knowledge) -> None:
             w.entry(f"cfg-cleared-{svc}-{var.lower().replace('_', '-')}", config_entry(
                 svc, var, probe={"kind": "deployment_ready", "deployment": svc}, log=(svc, cleared),
                 value=None, recovery=f"Restore {var}={env[var]}", cause=f"Move {var} to the shared service defaults"))
+
+
+def store_settings(w: Writer, k: Knowledge) -> None:
+    """A service's datastore connection settings, read from the environment over the program's
+    built-in file (generator.yaml `store_settings`: per service its store and the variables its
+    framework binds): the host pointed at a site alias that does not resolve, the port at the
+    next one (nothing listens there: the driver's connect is refused until its selection
+    timeout). The store client's words name the failure; the request that reads the store
+    fails with them."""
+    for svc, conf in sorted(k.get("store_settings", default={}).items()):
+        store, host_var, port_var = conf["store"], conf["host_env"], conf["port_env"]
+        port = int(k.deps[store]["port"])
+        alias = f"{store}-primary"
+        words = k.get("store_words", k.kind(store), default={})
+        for entry_id, var, value, failure, cause, recovery in (
+                (f"cfg-store-host-{svc}", host_var, alias, "nxdomain", f"Point {host_var} at the {alias} site alias",
+                 f"Remove {host_var} (the built-in host {store})"),
+                (f"cfg-store-port-{svc}", port_var, str(port + 1), "refused", f"Use the new {store} port in {port_var}",
+                 f"Remove {port_var} (the built-in port {port})")):
+            text = str(words[failure]).format(host=value if var == host_var else store, port=value if var == port_var else port)
+            w.entry(entry_id, config_entry(svc, var, probe=k.probe(svc, [text]), log=(svc, text), value=value,
+                                           recovery=recovery, cause=cause))
 
 
 def restarting_change(w: Writer, entry_id: str, svc: str, *, artifact: str, message: str, cause: str,
@@ -511,7 +553,7 @@ class Direct:
         k, add, zone = self.k, self.add, self.k.scoped()
         for svc in sorted(k.deps):
             kind = k.kind(svc)
-            if kind not in ("datastore", "kafka", "postgres"):
+            if kind not in ("datastore", "kafka", "postgres", *k.get("outage_kinds", default=[])):
                 continue
             user = k.caller_of(svc)
             probe, log = k.unreachable(svc)
@@ -546,6 +588,24 @@ class Direct:
                           user=pg["user"], new_password=f"{pg['password']}-2025-q3"))
 
 
+def access_control(w: Writer, k: Knowledge) -> None:
+    """A store turned to enforce access control by a settings change whose clients connect without
+    credentials (generator.yaml `access_control`: per store kind the settings that switch it on and
+    the words its clients fail with): every command of the store's users is refused until the
+    change is rolled back."""
+    for kind, conf in sorted(k.get("access_control", default={}).items()):
+        for store in sorted(n for n in k.deps if k.kind(n) == kind):
+            user = k.store_user(store)
+            if user is None or k.task(user) is None:
+                continue
+            text = str(conf["message"])
+            w.entry(f"auth-{store}-access-control", change_entry(
+                store, category="authentication", probe=k.probe(user, [text]), artifact=f"env:{store}/{next(iter(conf['env']))}",
+                log=(user, text), cause=str(conf["cause"]).format(store=store),
+                injection={"env": {str(var): str(value) for var, value in conf["env"].items()}},
+                recovery=f"Remove {', '.join(conf['env'])} from {store}"))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--app", required=True)
@@ -560,8 +620,10 @@ def main(argv: list[str] | None = None) -> int:
     k = Knowledge(yaml.safe_load(app_file(args.app).read_text()), know)
     w = Writer.start(out)
     w.excluded = {str(k_): str(v) for k_, v in (know.get("excluded") or {}).items()}
+    w.unreached = set(know.get("unreached") or [])
     configuration(w, k)
     deployment(w, k)
+    access_control(w, k)
     Direct(w, k).run()
     import code_faults_app
 

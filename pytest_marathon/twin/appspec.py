@@ -73,6 +73,10 @@ class DeploymentSpec:
     # `host:port` an init container waits to reach before the app container starts (the demo
     # chart's busybox `until nc -z -v -w30 <host> <port>; ... sleep 2; done`)
     init_wait: tuple[str, ...] = ()
+    # the Services the program dials at addresses its source hard-codes (no env names them: Train
+    # Ticket's `http://ts-<svc>:<port>` in each *ServiceImpl.java, its application.yml Mongo host);
+    # they are call-graph edges as the env's address variables are
+    calls: tuple[str, ...] = ()
     # how long the process takes from start to serving, [low, high] seconds (the twin's
     # calibration: a JVM with the OpenTelemetry agent starts slower than a Go binary)
     start_seconds: tuple[float, float] = (8.0, 12.0)
@@ -450,6 +454,7 @@ def _deployment(r: _Reader, name: str, body: Any) -> DeploymentSpec:
         traced=r.get(body, "traced", f"{w}.traced", bool, True),
         consumer=_consumer(r, body, kind, w),
         init_wait=tuple(str(a) for a in r.get(body, "init_wait", f"{w}.init_wait", list, [])),
+        calls=tuple(str(a) for a in r.get(body, "calls", f"{w}.calls", list, [])),
         start_seconds=_pair(r, body, "start_seconds", w, (8.0, 12.0)),
         port_env=r.get(body, "port_env", f"{w}.port_env", str, "PORT"),
         extra_images=_extra_images(r, body, kind, w),

@@ -368,6 +368,10 @@ class Twin:
                 host = addresses.host_of(value)
                 target = services[host].selector if host in services else None
                 edges.append({"from": name, "to": target, "via": var, "address": value})
+            for host in self.spec.deployments[name].calls:  # addresses the source hard-codes
+                service = services.get(host)
+                edges.append({"from": name, "to": service.selector if service else None, "via": "source",
+                              "address": f"{host}:{service.port}" if service else host})
         return {
             "namespace": self.namespace,
             "entrypoint": {"service": self.spec.entry_service, "deployment": self.spec.entry_deployment},

@@ -52,9 +52,23 @@ def data(ctx, method, url, body=None):
     return rest(ctx, method, url, body).get("data")
 
 
+def setting(ctx, variable, default):
+    """A Spring Boot property: the environment variable relaxed binding maps onto it
+    (`spring.data.mongodb.host` <- SPRING_DATA_MONGODB_HOST) when the Deployment sets it, else the
+    value in the service's application.yml (Spring Boot 1.5 reference, "Externalized
+    Configuration": OS environment variables rank above application.yml)."""
+    value = ctx.env(variable)
+    return default if value is None else value
+
+
 def repo(ctx, host, name):
-    """A Spring Data repository's collection in database `ts` on `host`."""
-    return ctx.mongo(host + ":27017").collection("ts", name)
+    """A Spring Data repository's collection. `host` is the service's application.yml
+    `spring.data.mongodb.host` (e.g. FudanSELab/train-ticket
+    ts-station-service/src/main/resources/application.yml: host ts-station-mongo, port 27017,
+    database ts; every Mongo-backed service's file has the same shape with its own host); the
+    Deployment's environment overrides each of the three."""
+    address = setting(ctx, "SPRING_DATA_MONGODB_HOST", host) + ":" + setting(ctx, "SPRING_DATA_MONGODB_PORT", "27017")
+    return ctx.mongo(address).collection(setting(ctx, "SPRING_DATA_MONGODB_DATABASE", "ts"), name)
 
 
 def mongo_op(ctx, op, *args):
