@@ -49,10 +49,15 @@ def test_scenarios_hold_the_papers_parameters():
     assert [load_scenario(n).arrivals for n in ("short-5", "short-10", "quiet")] == [5, 10, 0]
 
 
-@pytest.mark.parametrize("app", ["boutique", "astronomy"])
+# mean concurrency and peak bounds over seeds 1-20, by app (issues 17 and 18)
+CONCURRENCY = {"boutique": ((5.0, 6.5), (9, 11)), "astronomy": ((5.0, 6.5), (9, 11)),
+               "trainticket": ((5.0, 6.8), (10, 11))}
+
+
+@pytest.mark.parametrize("app", sorted(CONCURRENCY))
 def test_every_marathon_seed_holds_sixty_faults_with_paper_concurrency(app, marathon_runs):
-    """Issue 17: over seeds 1-20 each app's marathon holds 60 faults, a mean concurrency of 5-7
-    and peaks of 9-11 (the paper: 5.8 on Online Boutique, 6.5 on the Astronomy Shop, peaks 10-11)."""
+    """Over seeds 1-20 each app's marathon holds 60 faults with the paper's concurrency (5.8 on
+    Online Boutique, 6.5 on the Astronomy Shop, 6.1 on Train Ticket; peaks 10-11)."""
     if app != "boutique":
         scenario = load_scenario("marathon")
         marathon_runs = {seed: schedule_for(app, scenario, seed, load_catalog(app)) for seed in range(1, 21)}
@@ -62,8 +67,9 @@ def test_every_marathon_seed_holds_sixty_faults_with_paper_concurrency(app, mara
         samples = concurrency_samples(schedule)
         averages.append(statistics.mean(samples))
         peaks.append(max(samples))
-    assert 5.0 <= statistics.mean(averages) <= 6.5
-    assert all(9 <= p <= 11 for p in peaks), peaks
+    (low, high), (least_peak, most_peak) = CONCURRENCY[app]
+    assert low <= statistics.mean(averages) <= high
+    assert all(least_peak <= p <= most_peak for p in peaks), peaks
 
 
 def test_the_cap_and_lifetimes_hold_at_every_instant(marathon_runs):
