@@ -179,19 +179,29 @@ class Telemetry:
     def _append(self, name: str, labels: tuple[tuple[str, str], ...], t: float, value: float) -> None:
         handle_key = (name, labels)
         series = self._handles.get(handle_key)
-        if series is None:
-            full = dict(labels)
-            if name not in NO_NAMESPACE:
-                full["namespace"] = self.namespace
-            self.store.append(name, full, t, value)
-            wanted = label_key(name, full)
-            series = next(s for s in reversed(self.store.series(name)) if s.key == wanted)
-            self._handles[handle_key] = series
-            pod = full.get("pod")
-            if pod is not None:
-                self._pod_series.setdefault(pod, []).append(series)
+        if series is not None:
+            # _push, inlined: every exporter sample of every scrape comes through here
+            times = series.times
+            if times[-1] < t:
+                samples = series.values
+                last = samples[-1]
+                if not (value == last and value - value == 0.0):
+                    series.quiet_since = times[-1]
+                times.append(t)
+                samples.append(value)
+            else:
+                series.append(t, value)
             return
-        _push(series, t, value)
+        full = dict(labels)
+        if name not in NO_NAMESPACE:
+            full["namespace"] = self.namespace
+        self.store.append(name, full, t, value)
+        wanted = label_key(name, full)
+        series = next(s for s in reversed(self.store.series(name)) if s.key == wanted)
+        self._handles[handle_key] = series
+        pod = full.get("pod")
+        if pod is not None:
+            self._pod_series.setdefault(pod, []).append(series)
 
     def retire_pods(self, t: float, live: set[str]) -> None:
         """Mark every series of a pod that no longer exists stale at t.
