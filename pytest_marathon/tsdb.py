@@ -41,11 +41,18 @@ def label_key(name: str, labels: Mapping[str, str]) -> LabelSet:
 
 @dataclass
 class Series:
-    """One series: immutable labels, append-only samples."""
+    """One series: immutable labels, append-only samples.
+
+    `quiet_since` is kept by every write so that readers can tell a steady series without
+    reading its samples: every sample after that time holds one and the same finite value as
+    the sample at that time (-inf: the whole series is one finite value). A `rate` window
+    starting at or after it is flat, which is most windows of an alert rule pack.
+    """
 
     key: LabelSet
     times: array = field(default_factory=lambda: array("d"))
     values: array = field(default_factory=lambda: array("d"))
+    quiet_since: float = -math.inf
 
     @property
     def labels(self) -> dict[str, str]:
@@ -61,7 +68,14 @@ class Series:
             if t < times[-1]:
                 raise ValueError(f"out-of-order sample for {self.name} at t={t}")
             self.values[-1] = v
+            self.quiet_since = quiet_since(times, self.values)
             return
+        if times:
+            last = self.values[-1]
+            if not (v == last and v - v == 0.0):
+                self.quiet_since = times[-1]
+        elif v - v != 0.0:  # not finite
+            self.quiet_since = t
         times.append(t)
         self.values.append(v)
 
@@ -86,6 +100,18 @@ class Series:
 
     def first_index_after(self, t: float) -> int:
         return bisect_left(self.times, t)
+
+
+def quiet_since(times: array, values: array) -> float:
+    """`Series.quiet_since` from scratch: the time before the newest change of value (a NaN,
+    an infinity or a stale marker counts as a change at every sample it is in)."""
+    for i in range(len(values) - 1, 0, -1):
+        v = values[i]
+        if not (v == values[i - 1] and v - v == 0.0):
+            return times[i - 1]
+    if values and values[0] - values[0] != 0.0:
+        return times[0]
+    return -math.inf
 
 
 class SeriesStore:

@@ -15,6 +15,10 @@ from pytest_marathon.alerting.promql import NAME, PromQLEngine, PromQLError
 from pytest_marathon.alerting.rules import Rule, RulePack
 from pytest_marathon.tsdb import SeriesStore
 
+#: Rendered samples kept per rule before its memo starts over (values that never repeat would
+#: otherwise grow it for the whole run).
+_RENDERED_CAP = 4096
+
 
 class AlertEvaluationError(RuntimeError):
     """A rule whose expression failed at evaluation time (Prometheus marks the rule unhealthy
@@ -52,6 +56,8 @@ class AlertEngine:
         self._fired: list[AlertInstance] = []
         self._last_t: float | None = None
         self.errors: list[dict[str, Any]] = []
+        # per rule: (sample labels, value bits) -> (alert labels, annotations) already rendered
+        self._rendered: dict[int, dict[tuple[Any, str], tuple[AlertLabels, dict[str, str]]]] = {}
 
     def evaluate(self, t: float) -> list[dict[str, Any]]:
         """Run every rule at t; the alert state changes at t as `alerts.jsonl` records."""
@@ -102,7 +108,24 @@ class AlertEngine:
         self, rule: Rule, t: float
     ) -> dict[AlertLabels, tuple[float, dict[str, str]]]:
         results: dict[AlertLabels, tuple[float, dict[str, str]]] = {}
+        memo = self._rendered.get(id(rule))
+        if memo is None or len(memo) > _RENDERED_CAP:
+            memo = self._rendered[id(rule)] = {}
         for sample_labels, value in self.promql.vector(rule.expr, t):
+            # Templates are pure functions of a sample's labels and value, and most samples
+            # repeat both from one evaluation to the next: render each pair once. The value's
+            # bits are in the key, so 0.0 and -0.0 (equal as numbers) render apart; NaNs are
+            # rendered every time.
+            memo_key = (sample_labels, value.hex()) if type(value) is float and value == value else None
+            done = memo.get(memo_key) if memo_key is not None else None
+            if done is not None:
+                key, annotations = done
+                if key in results:
+                    raise AlertEvaluationError(
+                        "vector contains metrics with the same labelset after applying alert labels"
+                    )
+                results[key] = (value, dict(annotations))
+                continue
             template_labels = dict(sample_labels)
             labels = {k: v for k, v in sample_labels if k != NAME}
             for name, template in rule.label_templates.items():
@@ -122,4 +145,6 @@ class AlertEngine:
                 for name, template in rule.annotation_templates.items()
             }
             results[key] = (value, annotations)
+            if memo_key is not None:
+                memo[memo_key] = (key, dict(annotations))
         return results

@@ -299,13 +299,32 @@ def estimate_bytes(roots: list[Any]) -> int:
         # The exact built-in kinds first (the bulk of any namespace), each as its branch below
         # sizes it; a plain function is a flat 64 unless it carries a `cache_info` of its own.
         if kind is dict:
+            # string keys and string or number items (most of any namespace's data) are sized
+            # here rather than pushed: the total is a sum, so the order of visits does not
+            # change it
             total += 64 + 48 * len(obj)
-            stack.extend(obj.keys())
-            stack.extend(obj.values())
-            continue
-        if kind is list or kind is tuple:
+            for item in obj:
+                if type(item) is str:
+                    total += 49 + len(item)
+                else:
+                    stack.append(item)
+            items: Any = obj.values()
+        elif kind is list or kind is tuple:
             total += 56 + 8 * len(obj)
-            stack.extend(obj)
+            items = obj
+        else:
+            items = None
+        if items is not None:
+            for item in items:
+                leaf = type(item)
+                if leaf is str:
+                    total += 49 + len(item)
+                elif leaf is int:
+                    total += 28 + 4 * (item.bit_length() // 30)
+                elif leaf is float:
+                    total += 24
+                else:
+                    stack.append(item)
             continue
         if kind is _FUNCTION and "cache_info" not in obj.__dict__:
             total += 64

@@ -32,18 +32,23 @@ NO_NAMESPACE = frozenset({spanmetrics.CALLS, *(f"{spanmetrics.DURATION}_{s}" for
 
 
 class Histogram:
-    __slots__ = ("bounds", "counts", "total", "count")
+    """One span-metrics histogram; `version` counts observations, so a scrape can tell that
+    one is unchanged since it last read it (most are, between two scrapes)."""
+
+    __slots__ = ("bounds", "counts", "total", "count", "version")
 
     def __init__(self, bounds: tuple[float, ...]) -> None:
         self.bounds = bounds
         self.counts = [0.0] * (len(bounds) + 1)
         self.total = 0.0
         self.count = 0.0
+        self.version = 0
 
     def observe(self, value: float, weight: float) -> None:
         self.counts[bisect_left(self.bounds, value)] += weight
         self.total += value * weight
         self.count += weight
+        self.version += 1
 
     def cumulative(self) -> list[float]:
         out, running = [], 0.0
@@ -66,8 +71,9 @@ class Telemetry:
         self._http_hists: dict[tuple[Any, ...], Histogram] = {}
         self._other_hists: dict[tuple[Any, ...], Histogram] = {}
         self._span_order: list[spanmetrics.SeriesKey] = []  # _spans' keys sorted (keys are only added)
-        # per key of _span_order: its histogram and series (calls, buckets, _sum, _count), once known
-        self._span_rows: list[tuple[Histogram, list[Series]] | None] = []
+        # per key of _span_order, once known: [histogram, its series (calls, buckets, _sum,
+        # _count), the histogram version last scraped, the values scraped then (None: none yet)]
+        self._span_rows: list[list[Any] | None] = []
         self._entry_span: dict[str, Any] | None = None
         self._groups: dict[tuple[str, str], set[tuple[tuple[str, str], ...]]] = {}
         self._handles: dict[tuple[str, tuple[tuple[str, str], ...]], Series] = {}
@@ -173,19 +179,29 @@ class Telemetry:
     def _append(self, name: str, labels: tuple[tuple[str, str], ...], t: float, value: float) -> None:
         handle_key = (name, labels)
         series = self._handles.get(handle_key)
-        if series is None:
-            full = dict(labels)
-            if name not in NO_NAMESPACE:
-                full["namespace"] = self.namespace
-            self.store.append(name, full, t, value)
-            wanted = label_key(name, full)
-            series = next(s for s in reversed(self.store.series(name)) if s.key == wanted)
-            self._handles[handle_key] = series
-            pod = full.get("pod")
-            if pod is not None:
-                self._pod_series.setdefault(pod, []).append(series)
+        if series is not None:
+            # _push, inlined: every exporter sample of every scrape comes through here
+            times = series.times
+            if times[-1] < t:
+                samples = series.values
+                last = samples[-1]
+                if not (value == last and value - value == 0.0):
+                    series.quiet_since = times[-1]
+                times.append(t)
+                samples.append(value)
+            else:
+                series.append(t, value)
             return
-        _push(series, t, value)
+        full = dict(labels)
+        if name not in NO_NAMESPACE:
+            full["namespace"] = self.namespace
+        self.store.append(name, full, t, value)
+        wanted = label_key(name, full)
+        series = next(s for s in reversed(self.store.series(name)) if s.key == wanted)
+        self._handles[handle_key] = series
+        pod = full.get("pod")
+        if pod is not None:
+            self._pod_series.setdefault(pod, []).append(series)
 
     def retire_pods(self, t: float, live: set[str]) -> None:
         """Mark every series of a pod that no longer exists stale at t.
@@ -212,13 +228,27 @@ class Telemetry:
                 hist = self._spans[labels]
                 self._append(spanmetrics.CALLS, labels, t, hist.count)
                 self._emit_hist(t, spanmetrics.DURATION, hist, labels)
-                rows[i] = (hist, [self._handles[(spanmetrics.CALLS, labels)],
-                                  *self._hist_handles[(spanmetrics.DURATION, labels)]])
+                rows[i] = [hist, [self._handles[(spanmetrics.CALLS, labels)],
+                                  *self._hist_handles[(spanmetrics.DURATION, labels)]], -1, None]
                 continue
-            # The usual scrape: the calls series, then the histogram's, as the branch above.
-            hist, handles = row
-            for series, value in zip(handles, (hist.count, *hist.cumulative(), hist.total, hist.count)):
-                _push(series, t, value)
+            # The usual scrape: the calls series, then the histogram's, as the branch above; a
+            # histogram nothing observed since the last scrape gives the values it gave then.
+            hist, handles, version, values = row
+            if version != hist.version:
+                values = row[3] = (hist.count, *hist.cumulative(), hist.total, hist.count)
+                row[2] = hist.version
+            for series, value in zip(handles, values):
+                # _push, inlined: this loop writes most of a run's samples
+                times = series.times
+                if times[-1] < t:
+                    samples = series.values
+                    last = samples[-1]
+                    if not (value == last and value - value == 0.0):
+                        series.quiet_since = times[-1]
+                    times.append(t)
+                    samples.append(value)
+                else:
+                    series.append(t, value)
 
     def _emit_hist(self, t: float, prefix: str, hist: Histogram, base: tuple[tuple[str, str], ...]) -> None:
         handles = self._hist_handles.get((prefix, base))
@@ -347,10 +377,18 @@ def trace_record(trace_id: str, t: float, route: str, http_status: int, root: di
 
 def _push(series: Series, t: float, value: float) -> None:
     """Append through a kept series handle: a sample past the newest goes straight onto the
-    arrays, anything else through Series.append, which decides (replace or refuse)."""
+    arrays (keeping `quiet_since` as Series.append does), anything else through Series.append,
+    which decides (replace or refuse)."""
     times = series.times
     if times and t <= times[-1]:
         series.append(t, value)
     else:
+        values = series.values
+        if values:
+            last = values[-1]
+            if not (value == last and value - value == 0.0):
+                series.quiet_since = times[-1]
+        elif value - value != 0.0:  # not finite
+            series.quiet_since = t
         times.append(t)
-        series.values.append(value)
+        values.append(value)

@@ -2,7 +2,7 @@
 quantile and count_values, with `by`/`without` grouping.
 
 `sum` is the hot path of every ratio rule, so it accumulates in input order (the order of
-additions decides the last bit, as in Prometheus) with a memo of each label set's group. The
+additions decides the last bit, as in Prometheus) with a plan of each input position's group. The
 other operators share the reductions of the `*_over_time` functions, and `count_values` formats
 values as Go's `strconv.FormatFloat` does so its label values match Prometheus'.
 """
@@ -22,10 +22,6 @@ from pytest_marathon.alerting.promql.reductions import (
     _variance,
 )
 from pytest_marathon.alerting.promql.values import NAME, Labels, PromQLError, Sample, Vector, _with
-
-#: Entries kept by identity before the memo starts over (only label tuples made afresh at each
-#: evaluation, by an operator upstream, would ever fill it).
-_BY_ID_CAP = 65536
 
 
 class _Aggregate(_Node):
@@ -47,7 +43,9 @@ class _Aggregate(_Node):
         # Label sets repeat every evaluation: remember each one's group.
         self._keys: dict[Labels, Labels] = {}
         self._groups: dict[Labels, Labels] = {}  # one object per distinct group
-        self._by_id: dict[int, tuple[Labels, Labels]] = {}
+        # `sum`'s plan for the last input label sequence: (sequence, group slot of each
+        # position, groups in order of first appearance)
+        self._plan: tuple[list[Labels], list[int], list[Labels]] | None = None
 
     def _group_key(self, labels: Labels) -> Labels:
         key = self._keys.get(labels)
@@ -63,30 +61,38 @@ class _Aggregate(_Node):
         key = self._group_key(labels)
         return self._groups.setdefault(key, key)
 
+    def _sum(self, vector: Vector) -> Vector:
+        """The hot path of every ratio rule: accumulate in input order, as Prometheus does.
+
+        A selector hands out the same label tuples in the same order at nearly every
+        evaluation, so the group of each input position (and the groups' order of first
+        appearance, the output order) is planned once and reused while the input's label
+        sequence stays the same; comparing the sequence is one C-level list comparison."""
+        sequence = [sample[0] for sample in vector]
+        plan = self._plan
+        if plan is None or plan[0] != sequence:
+            slot_of: dict[int, int] = {}
+            keys: list[Labels] = []
+            slots: list[int] = []
+            for labels in sequence:
+                key = self._canonical_group(labels)
+                slot = slot_of.get(id(key))
+                if slot is None:
+                    slot = slot_of[id(key)] = len(keys)
+                    keys.append(key)
+                slots.append(slot)
+            plan = self._plan = (sequence, slots, keys)
+        totals: list[Any] = [None] * len(plan[2])
+        for slot, sample in zip(plan[1], vector):
+            total = totals[slot]
+            totals[slot] = 0.0 + sample[1] if total is None else total + sample[1]
+        return list(zip(plan[2], totals))
+
     def _evaluate(self, ctx: _Context) -> Vector:
         vector: Vector = self.expr.evaluate(ctx)
         op = self.op
         if op == "sum":
-            # The hot path of every ratio rule: accumulate in input order, as Prometheus does.
-            # A selector hands out the same label tuples at every evaluation, so each one's
-            # group is found by identity (hashing a label tuple is the cost of a dict lookup),
-            # and groups are canonical objects, so the running totals are keyed by identity too.
-            by_id = self._by_id
-            if len(by_id) > _BY_ID_CAP:  # label tuples made afresh at every evaluation
-                by_id.clear()
-            totals: dict[int, list[Any]] = {}
-            for labels, v in vector:
-                hit = by_id.get(id(labels))
-                if hit is None or hit[0] is not labels:
-                    # holding `labels` keeps its id from being reused while the entry lives
-                    hit = by_id[id(labels)] = (labels, self._canonical_group(labels))
-                key = hit[1]
-                slot = totals.get(id(key))
-                if slot is None:
-                    totals[id(key)] = [key, 0.0 + v]
-                else:
-                    slot[1] += v
-            return [(key, total) for key, total in totals.values()]
+            return self._sum(vector)
         param = self.param.evaluate(ctx) if self.param is not None else None
         groups: dict[Labels, list[Sample]] = {}
         for sample in vector:

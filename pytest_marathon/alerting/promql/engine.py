@@ -10,6 +10,8 @@ the rules it evaluates at one time.
 from __future__ import annotations
 
 import math
+from bisect import insort
+from operator import itemgetter
 from typing import Any
 
 from pytest_marathon.alerting.promql.compiler import compile_query
@@ -18,6 +20,8 @@ from pytest_marathon.alerting.promql.selectors import _SelectorIndex, _VectorSel
 from pytest_marathon.alerting.promql.values import Labels, PromQLError, Vector, drop_name
 from pytest_marathon.alerting.promql.windows import _SeriesAux
 from pytest_marathon.tsdb import Series, SeriesStore
+
+_first = itemgetter(0)
 
 
 class PromQLEngine:
@@ -117,15 +121,21 @@ class PromQLEngine:
                 return index.matched
             new = everything[index.seen :]
             index.seen = len(everything)
-        added = False
+        found = []
         for series in new:
             labels = dict(series.key)
             if all(m.matches(labels) for m in selector.matchers):
-                index.matched.append((series.key, drop_name(series.key), series, self._aux(series)))
-                added = True
-        if added:
-            index.matched.sort(key=lambda item: item[0])
-        return index.matched
+                found.append((series.key, drop_name(series.key), series, self._aux(series)))
+        matched = index.matched
+        if len(found) * 8 < len(matched):
+            # a few new series into a long sorted list: insert each (series keys are distinct,
+            # so the order is the one sorting would give)
+            for item in found:
+                insort(matched, item, key=_first)
+        elif found:
+            matched.extend(found)
+            matched.sort(key=_first)
+        return matched
 
     def _aux(self, series: Series) -> _SeriesAux:
         """The shared running counts of a series (refreshed by range selectors as it grows);

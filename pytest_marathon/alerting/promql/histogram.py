@@ -22,18 +22,35 @@ class _HistogramQuantile(_Node):
         self.key = f"fn:{text}"
         # Bucket label sets repeat every evaluation: parse each one's `le` once.
         self._buckets: dict[Labels, tuple[Labels, float]] = {}
+        # The plan for the last input label sequence: (sequence, [(group labels, [(input
+        # position, bound)] sorted by bound)] in order of first appearance)
+        self._plan: tuple[list[Labels], list[tuple[Labels, list[tuple[int, float]]]]] | None = None
 
     def _evaluate(self, ctx: _Context) -> Vector:
         q = self.q.evaluate(ctx)
-        groups: dict[Labels, list[tuple[float, float]]] = {}
+        vector = self.vector.evaluate(ctx)
+        sequence = [sample[0] for sample in vector]
+        plan = self._plan
+        if plan is None or plan[0] != sequence:
+            plan = self._plan = (sequence, self._group(sequence))
+        out: Vector = []
+        for labels, members in plan[1]:
+            buckets = [(bound, vector[i][1]) for i, bound in members]
+            out.append((labels, _bucket_quantile(q, buckets, presorted=True)))
+        return out
+
+    def _group(self, sequence: list[Labels]) -> list[tuple[Labels, list[tuple[int, float]]]]:
+        """Each group's bucket positions, sorted by bound as `_bucket_quantile` sorts them (a
+        stable sort: equal bounds keep input order, which decides how their counts add up)."""
+        groups: dict[Labels, list[tuple[int, float]]] = {}
         buckets_of = self._buckets
-        for labels, v in self.vector.evaluate(ctx):
+        for i, labels in enumerate(sequence):
             bucket = buckets_of.get(labels)
             if bucket is None:
                 bucket = buckets_of[labels] = _bucket_of(labels)
             if bucket is not _NOT_A_BUCKET:
-                groups.setdefault(bucket[0], []).append((bucket[1], v))
-        return [(labels, _bucket_quantile(q, buckets)) for labels, buckets in groups.items()]
+                groups.setdefault(bucket[0], []).append((i, bucket[1]))
+        return [(labels, sorted(members, key=lambda m: m[1])) for labels, members in groups.items()]
 
 
 _NOT_A_BUCKET: tuple[Labels, float] = ((), math.nan)
@@ -57,10 +74,11 @@ def _bucket_of(labels: Labels) -> tuple[Labels, float]:
         return _NOT_A_BUCKET
 
 
-def _bucket_quantile(q: float, buckets: list[tuple[float, float]]) -> float:
+def _bucket_quantile(q: float, buckets: list[tuple[float, float]], presorted: bool = False) -> float:
     if (outside := _quantile_outside(q)) is not None:
         return outside
-    buckets = sorted(buckets, key=lambda b: b[0])
+    if not presorted:
+        buckets = sorted(buckets, key=lambda b: b[0])
     if not math.isinf(buckets[-1][0]) or buckets[-1][0] < 0:
         return math.nan
     merged: list[list[float]] = []

@@ -5,7 +5,7 @@ The series a selector matches are found once and extended incrementally as the s
 evaluations of a run never rescan the store. An instant selector looks back at most
 `LOOKBACK_SECONDS` and skips stale markers, as Prometheus does. The matrix selector also hosts
 the `rate`/`increase`/`delta` hot path, which reads the series arrays directly instead of
-building windows.
+building windows, and answers a flat window (`Series.quiet_since`) without reading samples.
 """
 
 from __future__ import annotations
@@ -136,9 +136,17 @@ class _MatrixSelector(_Node):
         append = out.append
         for _, labels, series, aux in self.selector.series(ctx.engine):
             times = series.times
-            if times[-1] <= start:
+            newest_t = times[-1]
+            if newest_t <= start:
                 # Nothing inside the window (a deleted pod's series, ended by its stale marker):
                 # skip it before any upkeep; its running state is checked again on the next visit.
+                continue
+            if series.quiet_since <= start and newest_t <= end:
+                # A flat window (every sample one finite value, so no reset or stale marker):
+                # 0 by any extrapolation, as the clean path below finds; the running state
+                # catches up on the next visit that reads samples.
+                if len(times) > 1 and times[-2] > start:
+                    append((labels, 0.0))
                 continue
             values = series.values
             n = len(values)
@@ -154,7 +162,7 @@ class _MatrixSelector(_Node):
                 aux.refresh(series)
             lo = bisect_right(times, start)
             # Rules run at the newest scrape, so the window usually ends past the last sample.
-            hi = n if times[-1] <= end else bisect_right(times, end, lo)
+            hi = n if newest_t <= end else bisect_right(times, end, lo)
             if hi - lo < 2:
                 continue
             if aux.last_stale < lo and (not counter or aux.last_reset <= lo):
