@@ -116,7 +116,9 @@ def test_catalog_shape() -> None:
         assert fault["id"].startswith(f"code-{fault['service']}-")
         assert fault["change_cause"].startswith(f"{fault['service']}: ")
         assert fault["exposed_by"] and set(fault["exposed_by"]) <= TASKS, fault["id"]
-        assert fault["log"]["service"] in DEPLOYMENTS and fault["log"]["message"]
+        # the twin's topology has no edges for hard-coded callee addresses: admission reads a
+        # message from the target only
+        assert fault["log"]["service"] == fault["service"] and fault["log"]["message"], fault["id"]
         assert fault["probe"]["kind"] == "request" and fault["probe"]["task"] in fault["exposed_by"], fault["id"]
 
 
