@@ -13,13 +13,17 @@ assumption (format in the astronomy services brief, "CODE FAULTS"):
       log: {service: <where the text shows>, message: "<a substring of that line>"}
       probe: {kind: request, task: <load task>} | {kind: rpc, service: ..., method: ..., request: {...}}
 
-For each fault the edits are applied to the service's current source in the twin app folder, the
-result is built the way the release pipeline builds it (lint and the service's own unit tests),
-and `patches/<id>.diff` and `<id>.yaml` are written. A fault whose edit no longer matches the
+For each fault the edits are applied to the service's current source in the twin app folder (the
+files of its image: the app.yaml `shared_code` folders, then the service's own folder, so an edit
+may name a shared module the service's image carries, as a Java service carries its own copy of
+a library), the result is built the way the release pipeline builds it (lint and the service's own
+unit tests), and `patches/<id>.diff` and `<id>.yaml` are written. A fault whose edit no longer matches the
 source, whose service has no source yet, or that fails the build is reported and not written.
 
 `generate.py --app <app>` runs this after the templates (one manifest covers both);
-`python fault_catalog/tools/code_faults_app.py --app <app> --check` only builds and reports.
+`python fault_catalog/tools/code_faults_app.py --app <app>` only builds and reports; with `--write`
+it also writes the code entries and patches alone (the templated entries untouched, the manifest
+keeping both).
 """
 
 from __future__ import annotations
@@ -56,15 +60,35 @@ def load_faults(app: str) -> list[dict[str, Any]]:
     return sorted(faults, key=lambda f: f["id"])
 
 
+def shared_folders(app: str, service: str) -> list[Path]:
+    """The app.yaml `shared_code` folders built into `service`'s image."""
+    path = services_dir(app).parent / "app.yaml"
+    deps = yaml.safe_load(path.read_text())["deployments"] if path.is_file() else {}
+    return [services_dir(app).parent / folder for folder in (deps.get(service) or {}).get("shared_code", [])]
+
+
+def image_sources(app: str, service: str) -> dict[str, str]:
+    """The files of `service`'s image by path: its shared folders', then its own folder's over
+    them (as the twin builds the shipped image)."""
+    files: dict[str, str] = {}
+    for folder in [*shared_folders(app, service), services_dir(app) / service]:
+        files.update({str(p.relative_to(folder)): p.read_text() for p in sorted(folder.rglob("*"))
+                      if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".pyo")})
+    return files
+
+
 def edited_files(app: str, fault: dict[str, Any]) -> dict[str, tuple[str, str]]:
     """path -> (before, after) for each file the fault edits; edits of one file apply in order."""
     folder = services_dir(app) / fault["service"]
     if not folder.is_dir():
         raise ValueError(f"{fault['id']}: no source for service {fault['service']!r} in {folder}")
+    sources = image_sources(app, fault["service"])
     files: dict[str, tuple[str, str]] = {}
     for edit in fault["edits"]:
         path = edit["file"]
-        original = files[path][0] if path in files else (folder / path).read_text()
+        if path not in files and path not in sources:
+            raise ValueError(f"{fault['id']}: {fault['service']}'s image has no {path}")
+        original = files[path][0] if path in files else sources[path]
         current = files[path][1] if path in files else original
         if current.count(edit["before"]) != 1:
             raise ValueError(f"{fault['id']}: {path} does not contain the edited text exactly once")
@@ -80,9 +104,7 @@ def unified_diff(path: str, before: str, after: str) -> str:
 def build_failures(app: str, service: str, files: dict[str, tuple[str, str]]) -> list[str]:
     from pytest_marathon.twin import images
 
-    folder = services_dir(app) / service
-    working = {str(p.relative_to(folder)): p.read_text() for p in sorted(folder.rglob("*"))
-               if p.is_file() and "__pycache__" not in p.parts}
+    working = image_sources(app, service)
     working.update({path: after for path, (_before, after) in files.items()})
     failures, _log = images.build(service, working)
     return failures
@@ -158,11 +180,36 @@ def convert(app: str, writer: Any = None, *, build: bool = True) -> list[str]:
     return problems
 
 
+def write_code_entries(app: str) -> list[str]:
+    """Write the app's code entries and patches alone: the code entries the manifest lists are
+    rewritten (scope kept), every other entry it lists stays as it is and stays listed."""
+    from catalog_common import Writer
+
+    out = ROOT / "fault_catalog" / app
+    manifest = out / "generated.txt"
+    listed = manifest.read_text().split() if manifest.exists() else []
+    others = [entry_id for entry_id in listed if not entry_id.startswith("code-")]
+    scopes: dict[str, list[str]] = {}
+    for entry_id in listed:
+        old = out / f"{entry_id}.yaml"
+        if entry_id.startswith("code-") and old.exists():
+            if scope := yaml.safe_load(old.read_text()).get("scope"):
+                scopes[entry_id] = scope
+            old.unlink()
+            (out / "patches" / f"{entry_id}.diff").unlink(missing_ok=True)
+    (out / "patches").mkdir(parents=True, exist_ok=True)
+    writer = Writer(out, scopes)
+    problems = convert(app, writer)
+    manifest.write_text("\n".join(sorted(others + writer.written)) + "\n")
+    return problems
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="build-check an app's code faults")
     parser.add_argument("--app", required=True)
+    parser.add_argument("--write", action="store_true", help="also write the code entries and their patches")
     args = parser.parse_args(argv)
-    problems = convert(args.app)
+    problems = write_code_entries(args.app) if args.write else convert(args.app)
     print(f"{len(load_faults(args.app)) - len(problems)} code faults build, {len(problems)} do not")
     for problem in problems:
         print("SKIPPED", problem)
