@@ -5,8 +5,6 @@ written as data into the same patches the boutique's hand-run tool wrote."""
 
 from __future__ import annotations
 
-import shutil
-import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,42 +12,26 @@ from types import ModuleType
 
 import pytest
 import yaml
+from catalog_tools import generator_tools, texts
 
 from pytest_marathon.faults.catalog import load_catalog
 from pytest_marathon.faults.chaos import validate_experiment
 from pytest_marathon.vocabulary import CATEGORIES
 
 ROOT = Path(__file__).resolve().parents[1]
-TOOLS = ROOT / "fault_catalog" / "tools"
 SHIPPED = ROOT / "fault_catalog" / "astronomy"
 SERVICES = ROOT / "pytest_marathon" / "twin" / "apps" / "astronomy" / "services"
-MODULES = ("generate", "generate_boutique", "catalog_common", "code_faults_app", "code_faults", "twin_knowledge")
 
 
 @pytest.fixture
 def tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, ModuleType]]:
     """The generator modules, writing into a copy of the shipped astronomy catalog."""
-    monkeypatch.syspath_prepend(str(TOOLS))
-    for name in MODULES:
-        sys.modules.pop(name, None)
-    import code_faults_app
-    import generate
-
-    out = tmp_path / "astronomy"
-    shutil.copytree(SHIPPED, out)
-    monkeypatch.setattr(generate, "out_dir", lambda app: out)
-    yield {"generate": generate, "code_faults_app": code_faults_app, "out": out}  # type: ignore[dict-item]
-    for name in MODULES:
-        sys.modules.pop(name, None)
-
-
-def _texts(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): p.read_text() for p in sorted(folder.rglob("*")) if p.is_file()}
+    yield from generator_tools("astronomy", tmp_path, monkeypatch)
 
 
 def test_regenerating_the_astronomy_catalog_changes_nothing(tools: dict) -> None:
     assert tools["generate"].main(["--app", "astronomy"]) == 0
-    assert _texts(tools["out"]) == _texts(SHIPPED)
+    assert texts(tools["out"]) == texts(SHIPPED)
 
 
 def test_the_catalog_loads_and_its_experiments_are_valid() -> None:
@@ -98,13 +80,13 @@ def test_start_up_texts_agree_with_the_services_that_exist() -> None:
     know = yaml.safe_load((SHIPPED / "generator.yaml").read_text())
     app = yaml.safe_load((SERVICES.parent / "app.yaml").read_text())
     checked = 0
-    for svc, texts in sorted(know["startup_failures"].items()):
+    for svc, startup_texts in sorted(know["startup_failures"].items()):
         folder = SERVICES / svc
         if not (folder / "service.py").is_file():
             continue
         files = {p.name: p.read_text() for p in sorted(folder.iterdir()) if p.is_file()}
         compiled = compile_service(svc, files)
-        for var, text in texts.items():
+        for var, text in startup_texts.items():
             env = {k: v for k, v in app["deployments"][svc]["env"].items() if k != var}  # the entry removes it
             made: list[TestContext] = []
             with pytest.raises(Exception) as stopped:  # noqa: PT011 - whatever init raises

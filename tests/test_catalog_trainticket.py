@@ -6,8 +6,6 @@ without a remedy, and no template in the tool names a Train Ticket service."""
 from __future__ import annotations
 
 import re
-import shutil
-import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +13,7 @@ from types import ModuleType
 
 import pytest
 import yaml
+from catalog_tools import TOOLS, generator_tools, texts
 
 from pytest_marathon.faults.catalog import load_catalog
 from pytest_marathon.faults.chaos import validate_experiment
@@ -22,35 +21,19 @@ from pytest_marathon.twin.engine import Twin
 from pytest_marathon.vocabulary import CATEGORIES
 
 ROOT = Path(__file__).resolve().parents[1]
-TOOLS = ROOT / "fault_catalog" / "tools"
 SHIPPED = ROOT / "fault_catalog" / "trainticket"
 APP = ROOT / "pytest_marathon" / "twin" / "apps" / "trainticket"
-MODULES = ("generate", "generate_boutique", "catalog_common", "code_faults_app", "code_faults", "twin_knowledge")
 
 
 @pytest.fixture
 def tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, ModuleType]]:
     """The generator modules, writing into a copy of the shipped trainticket catalog."""
-    monkeypatch.syspath_prepend(str(TOOLS))
-    for name in MODULES:
-        sys.modules.pop(name, None)
-    import generate
-
-    out = tmp_path / "trainticket"
-    shutil.copytree(SHIPPED, out)
-    monkeypatch.setattr(generate, "out_dir", lambda app: out)
-    yield {"generate": generate, "out": out}  # type: ignore[dict-item]
-    for name in MODULES:
-        sys.modules.pop(name, None)
-
-
-def _texts(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): p.read_text() for p in sorted(folder.rglob("*")) if p.is_file()}
+    yield from generator_tools("trainticket", tmp_path, monkeypatch)
 
 
 def test_regenerating_the_trainticket_catalog_changes_nothing(tools: dict) -> None:
     assert tools["generate"].main(["--app", "trainticket"]) == 0
-    assert _texts(tools["out"]) == _texts(SHIPPED)
+    assert texts(tools["out"]) == texts(SHIPPED)
 
 
 def test_the_catalog_loads_over_every_templated_category() -> None:
