@@ -60,15 +60,31 @@ def test_the_answers_are_the_problem_modules_answers() -> None:
     assert not any(p.unsupported for p in pool.values())
 
 
+def oracle_and_always_no(pytester: pytest.Pytester, *selection: str) -> tuple[list[str], list[str]]:
+    """The problems each agent passed in one episodic run over SocialNetwork's pool."""
+    result = pytester.runpytest_subprocess("--marathon-mode=episodic", "--marathon-app=socialnetwork",
+                                           "--agent=oracle", "--agent=always-no", "-rA", "-q", *selection)
+    passed = [line.split(" ", 1)[1] for line in result.outlines if line.startswith("PASSED ")]
+    return (sorted(p.removeprefix("episode[oracle-").rstrip("]") for p in passed if p.startswith("episode[oracle-")),
+            [p.removeprefix("episode[always-no-").rstrip("]") for p in passed if p.startswith("episode[always-no-")])
+
+
+@needs_kubectl
+def test_the_oracle_mitigates_each_fault_and_always_no_passes_only_the_noop(pytester: pytest.Pytester) -> None:
+    """One problem per fault (its mitigation, the task only a repair passes) and the no-op: the
+    whole pool is the slow test below."""
+    oracle, always_no = oracle_and_always_no(pytester, "-k", "mitigation-1 or noop")
+    assert oracle == sorted(pid for pid in AIOPSLAB_SOCIAL_IDS if pid.endswith("mitigation-1") or "noop" in pid)
+    assert len(oracle) == 5
+    assert always_no == ["noop_detection_social_network-1"]
+
+
+@pytest.mark.slow
 @needs_kubectl
 def test_the_oracle_solves_every_problem_and_always_no_passes_only_the_noop(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest_subprocess("--marathon-mode=episodic", "--marathon-app=socialnetwork",
-                                           "--agent=oracle", "--agent=always-no", "-rA", "-q")
-    passed = [line.split(" ", 1)[1] for line in result.outlines if line.startswith("PASSED ")]
-    assert sorted(p for p in passed if p.startswith("episode[oracle-")) == sorted(
-        f"episode[oracle-{pid}]" for pid in AIOPSLAB_SOCIAL_IDS)
-    assert [p for p in passed if p.startswith("episode[always-no-")] == [
-        "episode[always-no-noop_detection_social_network-1]"]
+    oracle, always_no = oracle_and_always_no(pytester)
+    assert oracle == sorted(AIOPSLAB_SOCIAL_IDS)
+    assert always_no == ["noop_detection_social_network-1"]
 
 
 @needs_kubectl
