@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from importlib import resources
+from pathlib import Path
+
 import pytest
+
+import pytest_marathon
+from pytest_marathon.faults.admission_record import RECORD_NAME
 
 pytest_plugins = ["pytester"]
 
@@ -21,10 +30,6 @@ def _usage_error(pytester: pytest.Pytester, *args: str) -> str:
          ["'hotelreservation' has no fault catalog", "--marathon-mode=episodic", "astronomy, boutique"]),
         (["--marathon-app=socialnetwork", "--agent=noop"],
          ["'socialnetwork' has no fault catalog", "--marathon-mode=episodic", "astronomy, boutique"]),
-        # a catalog without an admission record scores nothing yet
-        (["--marathon-app=trainticket", "--agent=noop"],
-         ["'trainticket' has a fault catalog that has not been admitted yet",
-          "validate-catalog --app trainticket --write-scope", "astronomy, boutique"]),
         (["--marathon-app=boutique", "--agent=nobody"], ["'nobody'", "runbook", "noop"]),
         (["--marathon-app=boutique", "--agent=noop", "--marathon-seed=3-1"], ["3-1"]),
         (["--marathon-app=boutique", "--agent=noop", "--marathon-seed=x"], ["'x'"]),
@@ -63,6 +68,58 @@ def test_a_bad_save_name_stops_pytest_before_any_run_in_one_line(
     ]
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
     assert not (pytester.path / ".marathon").exists()  # no run started, no baseline built
+
+
+def _package_without_admission_record(root: Path, app: str) -> Path:
+    """The installed package seen through symlinks, except that `app`'s catalog has no admission
+    record: every shipped catalog is admitted, so this is how the refusal meets a real catalog."""
+    shadow = root / "shadow"
+    package = Path(pytest_marathon.__file__).parent
+    catalogs = Path(str(resources.files("pytest_marathon.fault_catalog")))
+    (shadow / "pytest_marathon" / "fault_catalog" / app).mkdir(parents=True)
+    for child in package.iterdir():
+        if child.name not in {"fault_catalog", "__pycache__"}:
+            (shadow / "pytest_marathon" / child.name).symlink_to(child)
+    for name in ("agents", "scenarios", "docs"):
+        source = Path(str(resources.files(f"pytest_marathon.{name}")))
+        if not (shadow / "pytest_marathon" / name).exists():
+            (shadow / "pytest_marathon" / name).symlink_to(source)
+    for child in catalogs.iterdir():
+        if child.name != app:
+            (shadow / "pytest_marathon" / "fault_catalog" / child.name).symlink_to(child)
+    for child in (catalogs / app).iterdir():
+        if child.name != RECORD_NAME:
+            (shadow / "pytest_marathon" / "fault_catalog" / app / child.name).symlink_to(child)
+    return shadow
+
+
+def test_a_catalog_without_an_admission_record_runs_no_marathon(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    shadow = _package_without_admission_record(pytester.path, "trainticket")
+    monkeypatch.setenv("PYTHONPATH", str(shadow))
+    message = _usage_error(pytester, "--marathon-app=trainticket", "--agent=noop")
+    assert "'trainticket' has a fault catalog that has not been admitted yet" in message
+    assert "validate-catalog --app trainticket --write-scope" in message
+    assert "marathon apps: astronomy, boutique" in message
+    cli = subprocess.run(
+        [sys.executable, "-m", "pytest_marathon", "run", "--app", "trainticket", "--agent", "noop",
+         "--seed", "1"],
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(shadow)},
+        cwd=pytester.path, timeout=120,
+    )
+    assert cli.returncode != 0
+    assert "has not been admitted yet" in cli.stderr
+    assert not (pytester.path / ".marathon").exists()
+
+
+def test_every_shipped_catalog_runs_marathons(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess(
+        "--collect-only", "-q", "--marathon-app=trainticket", "--marathon-app=astronomy",
+        "--agent=noop",
+    )
+    assert result.ret == 0
+    assert "marathon[trainticket-noop-seed1]" in result.outlines
 
 
 def test_compare_without_any_save_is_a_usage_error(pytester: pytest.Pytester) -> None:
