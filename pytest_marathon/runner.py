@@ -290,7 +290,7 @@ class _Marathon:
         with self.stops.deferred():  # a folder exists only with its first manifest written
             keep_previous(bundle)  # never deleted: the run it replaces stays as `<run id>.prev`
             self.recorder = Recorder(
-                bundle, self._manifest(), sign_key=self.sign_key, hold=HELD_STREAMS, reveal=reveal
+                bundle, self._manifest(backend.namespace), sign_key=self.sign_key, hold=HELD_STREAMS, reveal=reveal
             )
         self.completions = CompletionTracker(backend)
         # tool calls may come from an agent's thread or the MCP server's: they are recorded only
@@ -469,14 +469,16 @@ class _Marathon:
             ProgressState(self.config.run_id, t, horizon, active, len(self.firing), n, invocations)
         )
 
-    def _manifest(self) -> dict[str, Any]:
+    def _manifest(self, namespace: str) -> dict[str, Any]:
         """Who ran what: `config` holds every setting the scorer's baseline rule compares
-        (effective users, Δ, budget, cap, scenario/catalog/rule-pack digests). A signing key is
-        not recorded: the signature file says who vouches for the bundle."""
+        (effective users, Δ, budget, cap, scenario/catalog/rule-pack digests). `namespace` is
+        where the app ran: the scorer counts only that namespace's alerts. A signing key is not
+        recorded: the signature file says who vouches for the bundle."""
         agent_name = getattr(self.agent, "name", None) or self.config.agent
         return {
             "release": RELEASE,
             "app": self.config.app,
+            "namespace": namespace,
             "scenario": self.config.scenario,
             "seed": self.config.seed,
             "agent": self.config.agent,

@@ -119,6 +119,32 @@ def row(result: dict[str, Any], fault_id: str = "f01") -> dict[str, Any]:
     return next(r for r in result["per_fault"] if r["fault_id"] == fault_id)
 
 
+# the run's namespace ---------------------------------------------------------------------------
+def _scored_in(tmp_path: Path, name: str, manifest: dict[str, Any], namespace: str) -> dict[str, Any]:
+    labelled = {**alert("A1"), "labels": {"namespace": namespace, "service": "cartservice"}}
+    with Recorder(tmp_path / name, manifest) as recorder:
+        recorder.append("schedule", fault())
+        recorder.append("alerts", labelled)
+        recorder.append("reports", report(240, "INC-1", ["A1"], culprit="cartservice"))
+    return score_bundle(tmp_path / name)
+
+
+def test_only_alerts_of_the_namespace_the_run_recorded_are_a_faults(tmp_path):
+    recorded = {**MANIFEST, "namespace": "shop"}
+    assert row(_scored_in(tmp_path, "own", recorded, "shop"))["correlated"] is True
+    assert row(_scored_in(tmp_path, "other", recorded, "boutique"))["correlated"] is False
+
+
+def test_a_bundle_without_a_recorded_namespace_reads_the_apps_shipped_one(tmp_path):
+    """Train Ticket runs in `train-ticket`, not in a namespace named after the app: read by the
+    app's name, every alert of its namespace would be no fault's and nothing correlated."""
+    trainticket = {**MANIFEST, "app": "trainticket"}
+    assert row(_scored_in(tmp_path, "spec", trainticket, "train-ticket"))["correlated"] is True
+    assert row(_scored_in(tmp_path, "name", trainticket, "trainticket"))["correlated"] is False
+    unknown = {**MANIFEST, "app": "elsewhere"}
+    assert row(_scored_in(tmp_path, "unknown", unknown, "elsewhere"))["correlated"] is True
+
+
 # evidence horizon ------------------------------------------------------------------------------
 def test_a_report_counts_up_to_the_horizon_and_never_after(tmp_path):
     on_time = score(tmp_path, "on", reports=[report(REVERT + 60, "INC-1", ["A1"], culprit="cartservice")])

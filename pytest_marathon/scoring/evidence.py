@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..bundle import Bundle
+from ..twin.appspec import AppSpecError, load_app
 from .attribution import artifact_forms, normalise_artifact, normalise_culprits, workload_of
 
 #: An alert first fired up to this long after its fault's revert still belongs to the fault
@@ -151,7 +152,7 @@ def load_evidence(bundle: Bundle, schedule: list[dict[str, Any]] | None = None) 
     manifest = bundle.manifest
     run_end = recorded_run_end(bundle)
     faults = _faults(bundle.stream("schedule") if schedule is None else schedule, run_end)
-    alerts = _alerts(bundle.stream("alerts"), str(manifest.get("namespace") or manifest["app"]))
+    alerts = _alerts(bundle.stream("alerts"), run_namespace(manifest))
     reports = sorted(
         (_report(r) for r in bundle.stream("reports")),
         key=lambda r: r.key,
@@ -189,6 +190,19 @@ def load_evidence(bundle: Bundle, schedule: list[dict[str, Any]] | None = None) 
         for alert_id in sorted(evidence.attributable[fault.fault_id]):
             evidence.faults_of_alert.setdefault(alert_id, []).append(fault)
     return evidence
+
+
+def run_namespace(manifest: dict[str, Any]) -> str:
+    """The namespace the app ran in: only its alerts can be a fault's. The manifest records it;
+    a bundle written before it did ran the app's shipped spec (Train Ticket's is
+    `train-ticket`, not its app name), and an app unknown here is read by its name."""
+    recorded = manifest.get("namespace")
+    if recorded:
+        return str(recorded)
+    try:
+        return load_app(str(manifest["app"])).namespace
+    except AppSpecError:
+        return str(manifest["app"])
 
 
 def _interventions(records: list[dict[str, Any]]) -> list[Intervention]:
