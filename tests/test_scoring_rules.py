@@ -135,14 +135,10 @@ def test_only_alerts_of_the_namespace_the_run_recorded_are_a_faults(tmp_path):
     assert row(_scored_in(tmp_path, "other", recorded, "boutique"))["correlated"] is False
 
 
-def test_a_bundle_without_a_recorded_namespace_reads_the_apps_shipped_one(tmp_path):
-    """Train Ticket runs in `train-ticket`, not in a namespace named after the app: read by the
-    app's name, every alert of its namespace would be no fault's and nothing correlated."""
-    trainticket = {**MANIFEST, "app": "trainticket"}
-    assert row(_scored_in(tmp_path, "spec", trainticket, "train-ticket"))["correlated"] is True
-    assert row(_scored_in(tmp_path, "name", trainticket, "trainticket"))["correlated"] is False
-    unknown = {**MANIFEST, "app": "elsewhere"}
-    assert row(_scored_in(tmp_path, "unknown", unknown, "elsewhere"))["correlated"] is True
+def test_a_bundle_without_a_recorded_namespace_reads_the_apps_name(tmp_path):
+    """Bundles from before the manifest carried the namespace ran apps named as their namespace."""
+    assert row(_scored_in(tmp_path, "name", MANIFEST, "boutique"))["correlated"] is True
+    assert row(_scored_in(tmp_path, "other", MANIFEST, "shop"))["correlated"] is False
 
 
 # evidence horizon ------------------------------------------------------------------------------

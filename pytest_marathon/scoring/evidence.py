@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..bundle import Bundle
-from ..twin.appspec import AppSpecError, load_app
 from .attribution import artifact_forms, normalise_artifact, normalise_culprits, workload_of
 
 #: An alert first fired up to this long after its fault's revert still belongs to the fault
@@ -193,16 +192,10 @@ def load_evidence(bundle: Bundle, schedule: list[dict[str, Any]] | None = None) 
 
 
 def run_namespace(manifest: dict[str, Any]) -> str:
-    """The namespace the app ran in: only its alerts can be a fault's. The manifest records it;
-    a bundle written before it did ran the app's shipped spec (Train Ticket's is
-    `train-ticket`, not its app name), and an app unknown here is read by its name."""
-    recorded = manifest.get("namespace")
-    if recorded:
-        return str(recorded)
-    try:
-        return load_app(str(manifest["app"])).namespace
-    except AppSpecError:
-        return str(manifest["app"])
+    """The namespace the app ran in, as the runner recorded it: only its alerts can be a fault's
+    (Train Ticket runs in `train-ticket`). A bundle written before the manifest carried it ran an
+    app whose namespace is its name (boutique, astronomy): the scorer reads bundles only."""
+    return str(manifest.get("namespace") or manifest["app"])
 
 
 def _interventions(records: list[dict[str, Any]]) -> list[Intervention]:
