@@ -1,6 +1,7 @@
-"""Baseline agents on boutique marathons: the issue's acceptance numbers, printed as a table.
+"""Baseline agents on marathons of one app: the issues' acceptance numbers, printed as a table.
 
-    python benchmarks/agents_baselines.py [--seeds 1-3] [--scenario marathon] [--out DIR] [--attackers]
+    python benchmarks/agents_baselines.py [--app boutique] [--seeds 1-3] [--scenario marathon]
+                                          [--out DIR] [--attackers]
 
 For each seed runs noop, oracle, runbook and keep-style, and prints Marathon-Score, the three
 stage rates, Risk, degradation level and wall time, then a mean over seeds per agent, then the
@@ -68,6 +69,7 @@ def line(agent: str, seed: str, v: dict[str, float], wall: float) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--app", default="boutique")
     parser.add_argument("--seeds", default="1-3")
     parser.add_argument("--scenario", default="marathon")
     parser.add_argument("--out", type=Path, default=None)
@@ -83,7 +85,7 @@ def main() -> None:
     for seed in seeds(args.seeds):
         for agent, factory in runs.items():
             spec = agent if factory is None else f"adversary:{agent}"
-            config = RunConfig(app="boutique", agent=spec, seed=seed, scenario=args.scenario, out_dir=out)
+            config = RunConfig(app=args.app, agent=spec, seed=seed, scenario=args.scenario, out_dir=out)
             started = time.perf_counter()
             result = run_marathon(
                 config, agent=None if factory is None else factory(), baseline_cache=out / "noop-cache"

@@ -97,3 +97,27 @@ def test_a_direct_fault_runs_its_chaos_experiment_and_rolls_it_back(catalog):
     assert backend.probe(entry.probe)
     assert [h["action"] for h in orchestrator.history()] == ["inject", "revert"]
     assert all(h["ok"] for h in orchestrator.history())
+
+
+def test_a_remedy_that_removes_the_variable_the_fault_set_reads_corrected():
+    """Train Ticket's services read their store host from application.yml's default unless the
+    pod sets SPRING_DATA_MONGODB_HOST: the fault sets it, a rollback removes it again. The artifact
+    then reads absent (None), which is changed away from the faulty value: a repair made before
+    the probe ever failed is judged on the artifact, so reading None as "still faulty" would deny
+    it (the oracle's rollbacks on seeds 1 and 2 met this)."""
+    entry = next(e for e in load_catalog("trainticket") if e.id == "cfg-store-host-ts-price-service")
+    backend = create_backend("trainticket", 1)
+    assert backend.artifact_value(entry.artifact) is None  # the chart leaves it to the default
+    schedule = Schedule("trainticket", load_scenario("short-5"), 0,
+                        (ScheduledFault("f01", entry, 60.0, 900.0),))
+    orchestrator = Orchestrator(backend, schedule)
+    samples: list[dict] = []
+    drive(backend, orchestrator, 120, lambda t: samples.extend(orchestrator.probe_samples(t)))
+    assert samples and not any(s["artifact_corrected"] for s in samples)
+    assert backend.artifact_value(entry.artifact) is not None
+    before = next(r["revision"] for r in backend.rollout_history(entry.target) if not r["current"])
+    assert backend.rollback(entry.target, before).ok
+    drive(backend, orchestrator, 240, lambda t: samples.extend(orchestrator.probe_samples(t)))
+    assert backend.artifact_value(entry.artifact) is None
+    assert samples[-1]["artifact_corrected"] is True
+    orchestrator.finish()

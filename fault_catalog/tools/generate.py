@@ -149,7 +149,13 @@ class Knowledge:
         caller = self.caller_of(svc)
         if caller == svc:
             return {"kind": "deployment_ready", "deployment": svc}, (svc, "Back-off")
-        return self.path_probe(caller, svc, [f"-> {self.address(svc)}"]), self.reported(caller, svc, failure)
+        # A failed call to `svc` also reads `-> svc:port` when `svc` answered an error of its own
+        # callees' making; an app that names the refusal words (`refused_signature`) narrows the
+        # probe to `svc` itself being unreachable, so a fault further down the path never holds
+        # this probe unhealthy after its own repair.
+        refusal = self.get("refused_signature") if failure == "refused" else None
+        signature = [f"-> {self.address(svc)}", *([str(refusal)] if refusal else [])]
+        return self.path_probe(caller, svc, signature), self.reported(caller, svc, failure)
 
     def store_user(self, store: str) -> str | None:
         """The service whose `store_settings` name `store` (the first, by name)."""

@@ -307,7 +307,10 @@ class Orchestrator:
         if not live.faulty_value_settled:
             live.faulty_value, live.faulty_value_settled = current, True
             return False
-        return current is not None and current != live.faulty_value
+        # An artifact the fault set and the remedy removed (an env var back to the program's
+        # default, a liveness probe taken off) reads None: changed away from the faulty value
+        # all the same. Backends read None only for what is absent; a failed read raises.
+        return current != live.faulty_value
 
     def _note(self, fault: ScheduledFault, action: str, t: float, ok: bool, message: str) -> None:
         self._history.append(
