@@ -15,6 +15,7 @@ import pytest
 import yaml
 from catalog_tools import TOOLS, generator_tools, texts
 
+from pytest_marathon.backends import create_backend
 from pytest_marathon.faults.catalog import load_catalog
 from pytest_marathon.faults.chaos import validate_experiment
 from pytest_marathon.twin.engine import Twin
@@ -109,3 +110,20 @@ def test_the_topology_has_the_hard_coded_calls() -> None:
     know = yaml.safe_load((SHIPPED / "generator.yaml").read_text())
     for callee, caller in know["caller_of"].items():
         assert (caller, callee) in edges, (caller, callee)
+
+
+def test_an_unreachable_services_probe_fails_for_its_own_fault_only() -> None:
+    """Killing ts-station-service makes ts-basic-service answer 500 to ticketinfo (`-> ts-basic-
+    service:15680: HTTP 500`): a probe for basic's own image-tag fault must stay healthy then, or a
+    station fault would mask the repair of basic's. Basic unreachable fails it: the call to it is
+    refused (Spring's RestTemplate: `Connection refused (Connection refused)`)."""
+    entries = {e.id: e for e in load_catalog("trainticket", SHIPPED)}
+    basic_probe = entries["dep-image-tag-ts-basic-service"].probe
+    readings = {}
+    for down in ("ts-station-service", "ts-basic-service"):
+        backend = create_backend("trainticket", 1)
+        backend.advance_to(60.0)
+        assert backend.scale(down, 0).ok
+        backend.advance_to(120.0)
+        readings[down] = backend.probe(basic_probe)
+    assert readings == {"ts-station-service": True, "ts-basic-service": False}
