@@ -251,9 +251,8 @@ def _repair_reason(fault: Mapping[str, Any], ev: Evidence, seen_at: float) -> tu
                 f"probe never failed; {fault.get('artifact')} still uncorrected at {uncorrected[-1]:g} s "
                 f"after the remedy took effect at {finish:g} s"
             )
-    last_sample = float(own[-1]["t"]) if own else revert
     repairs = [i for i in done if i.get("completed_at") is not None
-               and (not bad or float(i["t"]) <= bad[-1]) and float(i["completed_at"]) <= last_sample]
+               and (not bad or float(i["t"]) <= bad[-1]) and float(i["completed_at"]) <= float(own[-1]["t"])]
     if not repairs:
         # one change was issued in time and another took effect in time, but no single change did
         # both (a rollback still rolling out at the revert beside a later change in scope)

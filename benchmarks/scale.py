@@ -7,7 +7,7 @@ CPU seconds per virtual minute, the app's size (deployments) and the ratio of it
 boutique's. CPU seconds are printed because the machine is shared: other load inflates wall
 time far more than CPU time.
 
-An app without a fault catalog (hotelreservation, socialnetwork, trainticket) has no marathon to
+An app without an admitted fault catalog (hotelreservation, socialnetwork) has no marathon to
 record: when one is asked for, every app is timed as the twin alone under its load from the
 warm-up to the scenario's end (`--twin-only` asks for that mode outright).
 
