@@ -12,19 +12,15 @@ spreading one attacker's tests over both workers costs no second marathon.
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from adversaries import attackers, late_filing_at
-from filelock import FileLock
+from adversaries.runs import shared_runs, stream
 
-from pytest_marathon.config import RunConfig
 from pytest_marathon.results import MarathonResult
-from pytest_marathon.runner import run_marathon, score_run
 from pytest_marathon.scoring import score_bundle
 
 SEED = 2
@@ -34,38 +30,10 @@ HORIZON_AFTER_REVERT_S = 60.0
 ATTACKERS = attackers(SCENARIO)
 
 
-def stream(bundle: Path, name: str) -> list[dict[str, Any]]:
-    path = bundle / f"{name}.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], MarathonResult]:
-    """`run(name)`: the runbook's or an attacker's marathon, made on first use and kept; the
-    bundles and the noop baseline live in this session's temporary directory (the one all
-    xdist workers share)."""
-    base = tmp_path_factory.getbasetemp()
-    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "adversaries"
-    out, cache = shared / "bundles", shared / "noop-cache"
-    out.mkdir(parents=True, exist_ok=True)
-    done: dict[str, MarathonResult] = {}
-
-    def get(name: str) -> MarathonResult:
-        if name in done:
-            return done[name]
-        agent = None if name == "runbook" else ATTACKERS[name]()
-        spec = name if agent is None else f"adversary:{name}"
-        config = RunConfig(app="boutique", agent=spec, seed=SEED, scenario=SCENARIO, out_dir=out)
-        sealed = out / f"{config.run_id}.done"
-        with FileLock(str(out / f"{config.run_id}.lock")):
-            if sealed.exists():
-                done[name] = score_run(config, config.bundle_dir, baseline_cache=cache)
-            else:
-                done[name] = run_marathon(config, agent=agent, baseline_cache=cache)
-                sealed.touch()
-        return done[name]
-
-    return get
+    """`run(name)`: the runbook's or an attacker's marathon, made once per session."""
+    return shared_runs(tmp_path_factory, "boutique", SEED, SCENARIO)
 
 
 def paid_repairs(report: dict[str, Any]) -> int:
