@@ -38,8 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from pytest_marathon import yamlio
 from pytest_marathon.twin.errors import MongoError
 
 MONGO_VERSION = "4.4.6"
@@ -197,18 +196,28 @@ def _plain_equalities(query: dict[str, Any]) -> list[tuple[str, Any]] | None:
     return pairs
 
 
-def matching(docs: list[dict[str, Any]], query: dict[str, Any]) -> list[dict[str, Any]]:
-    """The documents of `docs` that satisfy `query`, in order."""
-    return [docs[i] for i in matching_indexes(docs, query)]
+def matching(docs: list[dict[str, Any]], query: dict[str, Any], limit: int = 0) -> list[dict[str, Any]]:
+    """The documents of `docs` that satisfy `query`, in order (the first `limit`, if given)."""
+    return [docs[i] for i in matching_indexes(docs, query, limit)]
 
 
-def matching_indexes(docs: list[dict[str, Any]], query: dict[str, Any]) -> list[int]:
-    """The positions in `docs` of the documents that satisfy `query`, in order. A filter of plain
-    equalities compares each field directly; a field whose value is not of the wanted's type (an
-    array, a bool, a missing field) is left to `_equal`, which knows MongoDB's rules for it."""
+def matching_indexes(docs: list[dict[str, Any]], query: dict[str, Any], limit: int = 0) -> list[int]:
+    """The positions in `docs` of the documents that satisfy `query`, in order; with a `limit`,
+    the scan ends at that many (a `findOne` stops at its first match, as a collection scan does).
+    A filter of plain equalities compares each field directly; a field whose value is not of the
+    wanted's type (an array, a bool, a missing field) is left to `_equal`, which knows MongoDB's
+    rules for it."""
     pairs = _plain_equalities(query)
     if pairs is None:
-        return [i for i, doc in enumerate(docs) if matches(doc, query)]
+        if not limit:
+            return [i for i, doc in enumerate(docs) if matches(doc, query)]
+        hits = []
+        for i, doc in enumerate(docs):
+            if matches(doc, query):
+                hits.append(i)
+                if len(hits) == limit:
+                    break
+        return hits
     found = []
     for i, doc in enumerate(docs):
         for key, wanted in pairs:
@@ -220,6 +229,8 @@ def matching_indexes(docs: list[dict[str, Any]], query: dict[str, Any]) -> list[
                 break
         else:
             found.append(i)
+            if len(found) == limit:
+                break
     return found
 
 
@@ -361,10 +372,18 @@ def load_init(app_path: Path, relative: str | None) -> dict[str, Any]:
     the scripts an image's /docker-entrypoint-initdb.d runs on an empty data directory."""
     if not relative:
         return {}
-    loaded = yaml.safe_load((app_path.parent / relative).read_text()) or {}
+    loaded = _parsed_init((app_path.parent / relative).read_text())
     if not isinstance(loaded, dict):
         raise ValueError(f"{relative}: expected a mapping with users and data")
     return loaded
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed_init(text: str) -> Any:
+    """An init file parsed once per process: every mongod start of every twin reads the same file
+    (Train Ticket starts 40 at once), and `initial_data` only reads the result, copying the
+    documents it stores."""
+    return yamlio.safe_load(text) or {}
 
 
 def initial_data(init: dict[str, Any], root_user: str = "", root_pwd: str = "") -> MongoData:
@@ -381,7 +400,7 @@ def initial_data(init: dict[str, Any], root_user: str = "", root_pwd: str = "") 
         for coll, docs in sorted((colls or {}).items()):
             target = data.dbs.setdefault(str(db), {}).setdefault(str(coll), [])
             for doc in docs or []:
-                doc = copy.deepcopy(doc)
+                doc = clone(doc)
                 doc.setdefault("_id", data.new_id(f"{db}.{coll}"))
                 target.append(doc)
     return data
@@ -472,10 +491,12 @@ class MongoServer:
         return self.data.dbs.get(db, {}).get(name, [])
 
     def _cmd_find(self, db: str, cmd: dict[str, Any]) -> dict[str, Any]:
-        docs = matching(self._coll(db, cmd["find"]), cmd.get("filter") or {})
-        for key, direction in reversed(list((cmd.get("sort") or {}).items())):
-            docs.sort(key=lambda d, k=key: _order_key(_path(d, k)), reverse=direction < 0)
+        sort = cmd.get("sort") or {}
         limit = int(cmd.get("limit") or 0)
+        # without a sort the first matches in natural order are the result: stop the scan there
+        docs = matching(self._coll(db, cmd["find"]), cmd.get("filter") or {}, 0 if sort else abs(limit))
+        for key, direction in reversed(list(sort.items())):
+            docs.sort(key=lambda d, k=key: _order_key(_path(d, k)), reverse=direction < 0)
         if limit:
             docs = docs[:abs(limit)]
         return {"cursor": {"firstBatch": clone(docs), "id": 0, "ns": f"{db}.{cmd['find']}"}, "ok": 1.0}
@@ -506,9 +527,7 @@ class MongoServer:
         upserted: list[Any] = []
         for spec in cmd.get("updates", []):
             query, update = spec.get("q") or {}, spec.get("u") or {}
-            hits = matching_indexes(coll, query)
-            if not spec.get("multi"):
-                hits = hits[:1]
+            hits = matching_indexes(coll, query, 0 if spec.get("multi") else 1)
             for i in hits:
                 new = apply_update(coll[i], update)
                 matched += 1
@@ -529,9 +548,7 @@ class MongoServer:
         coll = self._coll(db, cmd["delete"])
         n = 0
         for spec in cmd.get("deletes", []):
-            hits = matching_indexes(coll, spec.get("q") or {})
-            if int(spec.get("limit", 0)) == 1:
-                hits = hits[:1]
+            hits = matching_indexes(coll, spec.get("q") or {}, 1 if int(spec.get("limit", 0)) == 1 else 0)
             for i in reversed(hits):
                 del coll[i]
                 n += 1
