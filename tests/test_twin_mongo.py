@@ -407,6 +407,31 @@ def test_range_and_set_operators_agree_with_python(values: list[int], low: int, 
     assert [d["n"] for d in by_n] == sorted(values)[:3]
 
 
+@settings(max_examples=60, deadline=None)
+@given(values=st.lists(st.integers(0, 4), max_size=15), wanted=st.integers(0, 4), limit=st.integers(-3, 3),
+       multi=st.booleans())
+def test_a_limit_takes_the_first_matches_in_natural_order(values: list[int], wanted: int, limit: int,
+                                                          multi: bool) -> None:
+    """find with a limit and no sort, a single update and a single delete take the first matches
+    in insertion order, as a collection scan does (the scan may stop there)."""
+    def server() -> MongoServer:
+        return MongoServer(initial_data({"data": {"d": {"c": [{"n": v, "i": i} for i, v in enumerate(values)]}}}),
+                           auth=False)
+
+    hits = [i for i, v in enumerate(values) if v == wanted]
+    for query in ({"n": wanted}, {"n": {"$eq": wanted}}):
+        got = server().run(None, "d", {"find": "c", "filter": query, "limit": limit})["cursor"]["firstBatch"]
+        assert [d["i"] for d in got] == (hits[:abs(limit)] if limit else hits)
+        updated = server()
+        updated.run(None, "d", {"update": "c", "updates": [{"q": query, "u": {"$set": {"hit": True}}, "multi": multi}]})
+        marked = [d["i"] for d in updated.run(None, "d", {"find": "c", "filter": {"hit": True}})["cursor"]["firstBatch"]]
+        assert marked == (hits if multi else hits[:1])
+        deleted = server()
+        deleted.run(None, "d", {"delete": "c", "deletes": [{"q": query, "limit": 0 if multi else 1}]})
+        left = [d["i"] for d in deleted.run(None, "d", {"find": "c", "filter": {}})["cursor"]["firstBatch"]]
+        assert left == [i for i in range(len(values)) if i not in (hits if multi else hits[:1])]
+
+
 def test_an_unknown_operator_is_a_bad_value() -> None:
     server = MongoServer(initial_data({"data": {"d": {"c": [{"n": 1}]}}}), auth=False)
     with pytest.raises(MongoError, match=r"^unknown operator: \$regex$"):
