@@ -432,6 +432,44 @@ def test_a_limit_takes_the_first_matches_in_natural_order(values: list[int], wan
         assert left == [i for i in range(len(values)) if i not in (hits if multi else hits[:1])]
 
 
+PLAIN_VALUES = st.one_of(st.sampled_from(["a", "b", "1"]), st.integers(0, 2))
+FIELD_VALUES = st.one_of(PLAIN_VALUES, st.booleans(), st.sampled_from([1.0, 2.5]),
+                         st.lists(st.sampled_from(["a", 1]), max_size=2))
+# collections of strings and integers only (what an index serves), and mixed ones (scanned)
+COLLECTIONS = st.one_of(*(st.lists(st.dictionaries(st.sampled_from(["x", "y"]), values), min_size=8, max_size=20)
+                          for values in (PLAIN_VALUES, FIELD_VALUES)))
+DOCS = st.lists(st.dictionaries(st.sampled_from(["x", "y"]), st.one_of(PLAIN_VALUES, FIELD_VALUES)), max_size=3)
+WANTED = st.one_of(st.sampled_from(["a", "b", "1"]), st.integers(0, 2), st.booleans(), st.just(1.0))
+# mostly one field, so that reads through one index alternate with the writes that change it
+FILTERS = st.one_of(st.fixed_dictionaries({"x": WANTED}), st.dictionaries(st.sampled_from(["x", "y"]), WANTED, min_size=1))
+
+
+@settings(max_examples=200, deadline=None)
+@given(docs=COLLECTIONS, steps=st.lists(st.tuples(st.sampled_from(["find", "count", "insert", "update", "delete"]),
+                                           FILTERS, st.integers(0, 2), DOCS), min_size=3, max_size=10))
+def test_reads_of_equalities_give_what_a_collection_scan_gives(docs: list[dict], steps: list) -> None:
+    """find and count answer equality filters through an index; interleaved with writes, every
+    answer is the scan's (the same documents in the same order) under MongoDB's cross-type rules:
+    an array matches by element, 1 equals 1.0, a bool equals only a bool, "1" never equals 1."""
+    from pytest_marathon.twin.mongostore import matching
+
+    server = MongoServer(initial_data({"data": {"d": {"c": [dict(d, i=i) for i, d in enumerate(docs)]}}}), auth=False)
+    for kind, query, limit, new in steps:
+        stored = server.data.dbs["d"]["c"]
+        if kind == "find":
+            got = server.run(None, "d", {"find": "c", "filter": query, "limit": limit})["cursor"]["firstBatch"]
+            want = matching(stored, query)
+            assert got == (want[:limit] if limit else want)
+        elif kind == "count":
+            assert server.run(None, "d", {"count": "c", "query": query})["n"] == len(matching(stored, query))
+        elif kind == "insert" and new:
+            server.run(None, "d", {"insert": "c", "documents": new})
+        elif kind == "update":
+            server.run(None, "d", {"update": "c", "updates": [{"q": query, "u": {"$set": {"x": "a"}}, "multi": True}]})
+        elif kind == "delete":
+            server.run(None, "d", {"delete": "c", "deletes": [{"q": query, "limit": 1}]})
+
+
 def test_an_unknown_operator_is_a_bad_value() -> None:
     server = MongoServer(initial_data({"data": {"d": {"c": [{"n": 1}]}}}), auth=False)
     with pytest.raises(MongoError, match=r"^unknown operator: \$regex$"):

@@ -196,6 +196,34 @@ def _plain_equalities(query: dict[str, Any]) -> list[tuple[str, Any]] | None:
     return pairs
 
 
+#: Commands that only read documents. Any other command may change them, so it ends the validity
+#: of every equality index of its data directory (a new command is safe by default).
+_READ_ONLY = frozenset(("find", "count"))
+#: A collection this small is scanned: an index would save less than it costs to build.
+_INDEX_MIN_DOCS = 8
+_INDEXABLE = (str, int)
+
+
+def _equality_index(docs: list[dict[str, Any]], fields: tuple[str, ...]) -> dict[tuple[Any, ...], list[int]] | None:
+    """value tuple -> positions (ascending) of the documents holding exactly those values, or None
+    when some document holds a value of another type in one of the fields (an array matches by
+    element, a bool or float by MongoDB's cross-type rules: those collections are scanned). A
+    document missing a field never equals a string or a number, so it is left out."""
+    index: dict[tuple[Any, ...], list[int]] = {}
+    for i, doc in enumerate(docs):
+        values = []
+        for name in fields:
+            value = doc.get(name, _MISSING)
+            if value is _MISSING:
+                break
+            if type(value) not in _INDEXABLE:
+                return None
+            values.append(value)
+        else:
+            index.setdefault(tuple(values), []).append(i)
+    return index
+
+
 def matching(docs: list[dict[str, Any]], query: dict[str, Any], limit: int = 0) -> list[dict[str, Any]]:
     """The documents of `docs` that satisfy `query`, in order (the first `limit`, if given)."""
     return [docs[i] for i in matching_indexes(docs, query, limit)]
@@ -340,6 +368,11 @@ class MongoData:
     dbs: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
     users: dict[tuple[str, str], User] = field(default_factory=dict)  # (db, user)
     next_id: int = 0
+    # Equality indexes of the reads (`_EqualityIndexes`): positions only, valid while no command
+    # that may write has run since they were built (`generation` counts those commands).
+    generation: int = field(default=0, compare=False)
+    indexes: dict[tuple[str, str, tuple[str, ...]], tuple[int, dict[tuple[Any, ...], list[int]] | None]] = field(
+        default_factory=dict, repr=False, compare=False)
 
     def new_id(self, seed: str) -> str:
         self.next_id += 1
@@ -478,6 +511,8 @@ class MongoServer:
         name = next(iter(command))
         self.opcounters[OPCOUNTER_OF.get(name, "command")] += 1
         self.check(principal, db, command)
+        if name not in _READ_ONLY:
+            self.data.generation += 1
         body = {k: v for k, v in command.items() if k not in ("lsid", "$db", "writeConcern")}
         try:
             return getattr(self, f"_cmd_{name}")(db, body)
@@ -494,7 +529,7 @@ class MongoServer:
         sort = cmd.get("sort") or {}
         limit = int(cmd.get("limit") or 0)
         # without a sort the first matches in natural order are the result: stop the scan there
-        docs = matching(self._coll(db, cmd["find"]), cmd.get("filter") or {}, 0 if sort else abs(limit))
+        docs = self._matching(db, cmd["find"], cmd.get("filter") or {}, 0 if sort else abs(limit))
         for key, direction in reversed(list(sort.items())):
             docs.sort(key=lambda d, k=key: _order_key(_path(d, k)), reverse=direction < 0)
         if limit:
@@ -502,7 +537,30 @@ class MongoServer:
         return {"cursor": {"firstBatch": clone(docs), "id": 0, "ns": f"{db}.{cmd['find']}"}, "ok": 1.0}
 
     def _cmd_count(self, db: str, cmd: dict[str, Any]) -> dict[str, Any]:
-        return {"n": len(matching(self._coll(db, cmd["count"]), cmd.get("query") or {})), "ok": 1.0}
+        return {"n": len(self._matching(db, cmd["count"], cmd.get("query") or {})), "ok": 1.0}
+
+    def _matching(self, db: str, name: str, query: dict[str, Any], limit: int = 0) -> list[dict[str, Any]]:
+        """`matching` over a collection, through an equality index when the filter is equalities
+        to strings or integers (what Spring Data's `findBy<Field>And<Field>` sends): the same
+        documents in the same order as the scan, which every other filter still takes."""
+        docs = self._coll(db, name)
+        pairs = _plain_equalities(query) if len(docs) >= _INDEX_MIN_DOCS else None
+        if not pairs or any(type(wanted) not in _INDEXABLE for _, wanted in pairs):
+            return matching(docs, query, limit)
+        wanted = dict(pairs)
+        fields = tuple(sorted(wanted))
+        data = self.data
+        key = (db, name, fields)
+        built = data.indexes.get(key)
+        if built is None or built[0] != data.generation:
+            built = data.indexes[key] = (data.generation, _equality_index(docs, fields))
+        index = built[1]
+        if index is None:
+            return matching(docs, query, limit)
+        hits = index.get(tuple(wanted[f] for f in fields), ())
+        if limit:
+            hits = hits[:limit]
+        return [docs[i] for i in hits]
 
     def _cmd_insert(self, db: str, cmd: dict[str, Any]) -> dict[str, Any]:
         coll = self._coll(db, cmd["insert"], create=True)
