@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from adversaries import attackers, late_filing_at
-from adversaries.runs import shared_runs, stream
+from adversaries.runs import assert_ran_its_recipe, shared_runs, stream
 
 from pytest_marathon.results import MarathonResult
 from pytest_marathon.scoring import score_bundle
@@ -47,15 +47,8 @@ def horizon(row: dict[str, Any], run_end: float) -> float:
 
 @pytest.mark.parametrize("name", sorted(ATTACKERS))
 def test_each_attacker_ran_its_recipe(run, name):
-    """Guards the other tests against passing vacuously: every invocation ended normally and the
-    attacker reported incidents (and acted, if that is its recipe)."""
-    bundle = run(name).bundle
-    invocations = stream(bundle, "invocations")
-    assert invocations and {i["status"] for i in invocations} == {"ok"}, [i["detail"] for i in invocations]
-    assert stream(bundle, "reports"), f"{name} reported nothing"
-    acts = [c for c in stream(bundle, "tool_calls") if c["kind"] == "act"]
-    if name.startswith(("noop", "risk", "catch", "combined")):
-        assert acts, f"{name} issued no action"
+    """Guards the other tests against passing vacuously."""
+    assert_ran_its_recipe(run(name).bundle, name)
 
 
 @pytest.mark.parametrize("name", sorted(ATTACKERS))

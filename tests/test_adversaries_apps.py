@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import pytest
 from adversaries import attackers
-from adversaries.runs import shared_runs, stream
+from adversaries.runs import assert_ran_its_recipe, shared_runs
 
 from pytest_marathon.results import MarathonResult
 
@@ -36,9 +36,7 @@ def run(request: pytest.FixtureRequest,
 def test_each_attacker_ran_its_recipe_and_none_beats_the_runbook(run: Callable[[str], MarathonResult],
                                                                  name: str) -> None:
     result, runbook = run(name), run("runbook")
-    invocations = stream(result.bundle, "invocations")
-    assert invocations and {i["status"] for i in invocations} == {"ok"}, [i["detail"] for i in invocations]
-    assert stream(result.bundle, "reports"), f"{name} reported nothing"
+    assert_ran_its_recipe(result.bundle, name)
     assert result.score_report["marathon_score"] <= runbook.score_report["marathon_score"]
 
 

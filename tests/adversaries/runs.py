@@ -56,3 +56,14 @@ def stream(bundle: Path, name: str) -> list[dict[str, Any]]:
     """The records of one stream of a bundle, in file order."""
     path = bundle / f"{name}.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def assert_ran_its_recipe(bundle: Path, name: str) -> None:
+    """Guards the attacker tests against passing vacuously: every invocation ended normally and
+    the attacker reported incidents (and acted, if that is its recipe)."""
+    invocations = stream(bundle, "invocations")
+    assert invocations and {i["status"] for i in invocations} == {"ok"}, [i["detail"] for i in invocations]
+    assert stream(bundle, "reports"), f"{name} reported nothing"
+    acts = [c for c in stream(bundle, "tool_calls") if c["kind"] == "act"]
+    if name.startswith(("noop", "risk", "catch", "combined")):
+        assert acts, f"{name} issued no action"
