@@ -97,7 +97,11 @@ def strip(doc):
     """The entity Spring Data maps a document to: its fields without Mongo's `_id`."""
     if doc is None:
         return None
-    return {key: doc[key] for key in doc if key != "_id"}
+    # one copy in C, then the key dropped: the same fields in the same order as a comprehension
+    # over the document, without a guarded step per field (every search strips each sold ticket)
+    entity = dict(doc)
+    entity.pop("_id", None)
+    return entity
 
 
 def draw(ctx, salt, low, high):
@@ -109,9 +113,16 @@ def draw(ctx, salt, low, high):
 
 
 def uuid(ctx, salt):
-    """UUID.randomUUID(), derived from the request id."""
+    """UUID.randomUUID(), derived from the request id: 32 of `draw`'s numbers, the hash of the
+    request id they all start with taken once."""
+    prefix = 0
+    for ch in str(ctx.request_id):
+        prefix = (prefix * 31 + ord(ch)) % 1000003
     digits = "0123456789abcdef"
     text = ""
     for i in range(32):
-        text += digits[draw(ctx, salt + str(i), 0, 15)]
+        total = prefix
+        for ch in salt + str(i):
+            total = (total * 31 + ord(ch)) % 1000003
+        text += digits[total % 16]
     return text[:8] + "-" + text[8:12] + "-4" + text[13:16] + "-a" + text[17:20] + "-" + text[20:]
