@@ -6,6 +6,8 @@ public API on the small app in tests/fixtures/apps/mongoshop."""
 
 from __future__ import annotations
 
+import re
+from contextlib import suppress
 from pathlib import Path
 
 import pytest
@@ -440,34 +442,74 @@ COLLECTIONS = st.one_of(*(st.lists(st.dictionaries(st.sampled_from(["x", "y"]), 
                           for values in (PLAIN_VALUES, FIELD_VALUES)))
 DOCS = st.lists(st.dictionaries(st.sampled_from(["x", "y"]), st.one_of(PLAIN_VALUES, FIELD_VALUES)), max_size=3)
 WANTED = st.one_of(st.sampled_from(["a", "b", "1"]), st.integers(0, 2), st.booleans(), st.just(1.0))
+# beside an equality: conditions checked on the index's candidates, and ones that send the
+# filter to the scan (a range, an unknown operator, an `$in` without an array: these raise)
+OTHER_CONDITIONS = st.one_of(
+    WANTED, st.lists(st.sampled_from(["a", 1]), max_size=2),
+    st.fixed_dictionaries({"$in": st.lists(WANTED, max_size=3)}), st.fixed_dictionaries({"$nin": st.lists(WANTED, max_size=3)}),
+    st.fixed_dictionaries({"$ne": WANTED}), st.fixed_dictionaries({"$exists": st.booleans()}),
+    st.fixed_dictionaries({"$gt": st.integers(0, 2)}), st.just({"$in": "a"}), st.just({"$regex": "a"}))
 # mostly one field, so that reads through one index alternate with the writes that change it
-FILTERS = st.one_of(st.fixed_dictionaries({"x": WANTED}), st.dictionaries(st.sampled_from(["x", "y"]), WANTED, min_size=1))
+FILTERS = st.one_of(st.fixed_dictionaries({"x": WANTED}), st.dictionaries(st.sampled_from(["x", "y"]), WANTED, min_size=1),
+                    st.fixed_dictionaries({"x": WANTED, "y": OTHER_CONDITIONS}))
 
 
 @settings(max_examples=200, deadline=None)
 @given(docs=COLLECTIONS, steps=st.lists(st.tuples(st.sampled_from(["find", "count", "insert", "update", "delete"]),
                                            FILTERS, st.integers(0, 2), DOCS), min_size=3, max_size=10))
 def test_reads_of_equalities_give_what_a_collection_scan_gives(docs: list[dict], steps: list) -> None:
-    """find and count answer equality filters through an index; interleaved with writes, every
-    answer is the scan's (the same documents in the same order) under MongoDB's cross-type rules:
+    """find and count answer equality filters through an index (with other conditions checked on
+    its candidates); interleaved with writes, every answer, or refusal, is the scan's (the same documents in the same order) under MongoDB's cross-type rules:
     an array matches by element, 1 equals 1.0, a bool equals only a bool, "1" never equals 1."""
     from pytest_marathon.twin.mongostore import matching
 
     server = MongoServer(initial_data({"data": {"d": {"c": [dict(d, i=i) for i, d in enumerate(docs)]}}}), auth=False)
     for kind, query, limit, new in steps:
         stored = server.data.dbs["d"]["c"]
+        if kind in ("find", "count"):
+            try:
+                want = matching(stored, query)
+            except MongoError as refused:
+                with pytest.raises(MongoError, match=re.escape(refused.message)):
+                    server.run(None, "d", {"find": "c", "filter": query} if kind == "find" else {"count": "c", "query": query})
+                continue
         if kind == "find":
             got = server.run(None, "d", {"find": "c", "filter": query, "limit": limit})["cursor"]["firstBatch"]
-            want = matching(stored, query)
             assert got == (want[:limit] if limit else want)
         elif kind == "count":
-            assert server.run(None, "d", {"count": "c", "query": query})["n"] == len(matching(stored, query))
+            assert server.run(None, "d", {"count": "c", "query": query})["n"] == len(want)
         elif kind == "insert" and new:
             server.run(None, "d", {"insert": "c", "documents": new})
         elif kind == "update":
-            server.run(None, "d", {"update": "c", "updates": [{"q": query, "u": {"$set": {"x": "a"}}, "multi": True}]})
+            with suppress(MongoError):  # a filter the scan refuses changes nothing
+                server.run(None, "d", {"update": "c", "updates": [{"q": query, "u": {"$set": {"x": "a"}}, "multi": True}]})
         elif kind == "delete":
-            server.run(None, "d", {"delete": "c", "deletes": [{"q": query, "limit": 1}]})
+            with suppress(MongoError):
+                server.run(None, "d", {"delete": "c", "deletes": [{"q": query, "limit": 1}]})
+
+
+REFUSED_CONDITIONS = st.sampled_from([("y", {"$in": "a"}), ("y", {"$nin": 1}), ("y", {"$regex": "a"}),
+                                       ("y", {"$ne": "a", "$size": 1}), ("$nor", [{"y": "a"}])])
+
+
+@settings(max_examples=60, deadline=None)
+@given(docs=st.lists(st.fixed_dictionaries({"x": PLAIN_VALUES, "y": PLAIN_VALUES}), min_size=8, max_size=12),
+       wanted=st.one_of(st.just("none has it"), PLAIN_VALUES), refused=REFUSED_CONDITIONS,
+       kind=st.sampled_from(["find", "count"]))
+def test_a_filter_the_scan_refuses_is_refused_whatever_an_index_would_find(
+        docs: list[dict], wanted: object, refused: tuple[str, object], kind: str) -> None:
+    """A condition the scan refuses, ahead of an equality an index could serve, is refused on the
+    first document whatever the equality would find: no index may answer such a filter with no
+    document checked (and so no refusal)."""
+    from pytest_marathon.twin.mongostore import matching
+
+    server = MongoServer(initial_data({"data": {"d": {"c": docs}}}), auth=False)
+    query = {refused[0]: refused[1], "x": wanted}
+    with pytest.raises(MongoError) as by_scan:
+        matching(docs, query)
+    command = {"find": "c", "filter": query} if kind == "find" else {"count": "c", "query": query}
+    with pytest.raises(MongoError, match=re.escape(by_scan.value.message)):
+        server.run(None, "d", command)
 
 
 def test_an_unknown_operator_is_a_bad_value() -> None:

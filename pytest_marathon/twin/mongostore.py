@@ -196,6 +196,33 @@ def _plain_equalities(query: dict[str, Any]) -> list[tuple[str, Any]] | None:
     return pairs
 
 
+#: Operators a filter's other conditions may use beside indexed equalities: none of them can
+#: raise (`$in`/`$nin` only with an array), so checking them on the index's candidates alone
+#: answers, and fails, exactly as the scan over every document does.
+_NEVER_RAISING = frozenset(("$eq", "$ne", "$in", "$nin", "$exists"))
+
+
+def _indexable_split(query: dict[str, Any]) -> tuple[list[tuple[str, Any]], dict[str, Any]] | None:
+    """(equalities an index serves, the other conditions) of a filter: the equalities are
+    top-level fields equal to a string or an integer; every other condition must be one that
+    cannot raise (see `_NEVER_RAISING`). None when there is no such equality or a condition
+    might raise, or names a top-level operator (`$or`, `$and`): those filters are scanned."""
+    pairs: list[tuple[str, Any]] = []
+    rest: dict[str, Any] = {}
+    for key, wanted in query.items():
+        if key.startswith("$"):
+            return None
+        if type(wanted) in _INDEXABLE and "." not in key:
+            pairs.append((key, wanted))
+            continue
+        if isinstance(wanted, dict) and wanted and all(str(op).startswith("$") for op in wanted):
+            for op, argument in wanted.items():
+                if op not in _NEVER_RAISING or (op in ("$in", "$nin") and not isinstance(argument, list)):
+                    return None
+        rest[key] = wanted
+    return (pairs, rest) if pairs else None
+
+
 #: Commands that only read documents. Any other command may change them, so it ends the validity
 #: of every equality index of its data directory (a new command is safe by default).
 _READ_ONLY = frozenset(("find", "count"))
@@ -368,7 +395,7 @@ class MongoData:
     dbs: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
     users: dict[tuple[str, str], User] = field(default_factory=dict)  # (db, user)
     next_id: int = 0
-    # Equality indexes of the reads (`_EqualityIndexes`): positions only, valid while no command
+    # Equality indexes of the reads (`MongoServer._matching`): positions only, valid while no command
     # that may write has run since they were built (`generation` counts those commands).
     generation: int = field(default=0, compare=False)
     indexes: dict[tuple[str, str, tuple[str, ...]], tuple[int, dict[tuple[Any, ...], list[int]] | None]] = field(
@@ -540,13 +567,16 @@ class MongoServer:
         return {"n": len(self._matching(db, cmd["count"], cmd.get("query") or {})), "ok": 1.0}
 
     def _matching(self, db: str, name: str, query: dict[str, Any], limit: int = 0) -> list[dict[str, Any]]:
-        """`matching` over a collection, through an equality index when the filter is equalities
-        to strings or integers (what Spring Data's `findBy<Field>And<Field>` sends): the same
-        documents in the same order as the scan, which every other filter still takes."""
+        """`matching` over a collection, through an equality index when the filter's equalities
+        are to strings or integers (what Spring Data's `findBy<Field>And<Field>` sends, with an
+        `$in` beside them for `findBy<Field>AndStatusIn`): the same documents in the same order
+        as the scan, which every other filter still takes. The index's candidates are checked
+        against the filter's other conditions."""
         docs = self._coll(db, name)
-        pairs = _plain_equalities(query) if len(docs) >= _INDEX_MIN_DOCS else None
-        if not pairs or any(type(wanted) not in _INDEXABLE for _, wanted in pairs):
+        split = _indexable_split(query) if len(docs) >= _INDEX_MIN_DOCS else None
+        if split is None:
             return matching(docs, query, limit)
+        pairs, rest = split
         wanted = dict(pairs)
         fields = tuple(sorted(wanted))
         data = self.data
@@ -558,6 +588,8 @@ class MongoServer:
         if index is None:
             return matching(docs, query, limit)
         hits = index.get(tuple(wanted[f] for f in fields), ())
+        if rest:
+            return matching([docs[i] for i in hits], rest, limit)
         if limit:
             hits = hits[:limit]
         return [docs[i] for i in hits]

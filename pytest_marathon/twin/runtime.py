@@ -20,6 +20,7 @@ nothing for symptom probes).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import random
@@ -84,6 +85,18 @@ class EdgeEffect:
 
 
 NO_EFFECT = EdgeEffect()
+
+
+def _split_url(url: str) -> tuple[str, int, str, tuple[tuple[str, str], ...]]:
+    """(host, port, path, query pairs) of an HTTP client's URL, as urllib parses it."""
+    split = urlsplit(url)
+    return (split.hostname or "", split.port or (443 if split.scheme == "https" else 80),
+            split.path or "/", tuple(parse_qsl(split.query)))
+
+
+#: Services call the same URLs all run long: each distinct one is parsed once (a URL that does
+#: not parse raises every time, as an exception is never cached).
+_split_known_url = functools.lru_cache(maxsize=16_384)(_split_url)
 
 
 @dataclass(frozen=True)
@@ -741,8 +754,7 @@ class Runtime:
         caller = ctx._pod
         client = self.spec.deployments[caller.deployment].language
         ctx._trace.calls += 1
-        split = urlsplit(url)
-        host, port = split.hostname or "", split.port or (443 if split.scheme == "https" else 80)
+        host, port, path, query = (_split_known_url if type(url) is str else _split_url)(url)
         span_id = ctx._trace.new_span_id()
         status, response_body, failure, ms = 0, None, "", NETWORK_MS
         peer, pod, dial = self.resolve(caller, f"{host}:{port}")
@@ -761,8 +773,7 @@ class Runtime:
             else:
                 if effect.loss and self.rng.random() < effect.loss:
                     ms += 200.0 * (2 ** int(self.rng.random() * 3))
-                path = split.path or "/"
-                request = {"method": method, "path": path, "query": dict(parse_qsl(split.query)),
+                request = {"method": method, "path": path, "query": dict(query),
                            "body": body, "headers": {"content-type": "application/json"} if body is not None else {},
                            "params": {}}
                 status, response_body, served_ms, transport = self._serve_http(
