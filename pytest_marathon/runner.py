@@ -39,7 +39,7 @@ from pytest_marathon.bundle import Recorder
 from pytest_marathon.config import ALERT_EVERY_S, ConfigError, RunConfig
 from pytest_marathon.faults import Orchestrator, load_catalog, load_scenario, schedule_for
 from pytest_marathon.faults.backend_support import drop_unsupported
-from pytest_marathon.interface import InProcessClient, ToolSession, serve_http
+from pytest_marathon.interface import InProcessClient, ToolSession
 from pytest_marathon.isolation.levels import RunIsolation, isolation_level, require_isolation
 from pytest_marathon.metering.runs import prepare_exchanges, start_metering, usage_record
 from pytest_marathon.results import MarathonResult, replay_mismatch
@@ -302,11 +302,14 @@ class _Marathon:
         self.session = session
         client = InProcessClient(session)
         self.metering = start_metering(self.agent, config, self.exchanges)
-        server = (  # a fixed port only when the agent asks for one (`pytest-marathon mcp --speed`)
-            serve_http(session, int(getattr(self.agent, "mcp_port", 0)))
-            if getattr(self.agent, "needs_mcp", False)
-            else None
-        )
+        server = None
+        if getattr(self.agent, "needs_mcp", False):
+            # the MCP SDK (and pydantic under it) loads only for an agent that speaks MCP: an
+            # in-process agent's run starts about a second sooner without it
+            from pytest_marathon.interface import serve_http
+
+            # a fixed port only when the agent asks for one (`pytest-marathon mcp --speed`)
+            server = serve_http(session, int(getattr(self.agent, "mcp_port", 0)))
         apis = None if self.serve_api is None else start_live_apis(
             backend, config.app, session.turn, engine, self.serve_api)
         # with the APIs served, the twin steps under the lock their reads and the tool calls hold

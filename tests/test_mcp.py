@@ -154,3 +154,21 @@ def test_a_live_session_is_reachable_over_streamable_http_on_loopback():
     assert count == 19
     assert answer == InProcessClient(session).call("get_resources", kind="deployments", limit=2)
     assert session.end_invocation()["reads"] == 2
+
+
+def test_an_in_process_agents_marathon_never_loads_the_mcp_sdk(tmp_path: Path) -> None:
+    """The SDK (and pydantic under it) costs about a second to import: a marathon whose agent
+    calls the tools in process must not pay it, while an MCP agent's run loads it on use."""
+    import subprocess
+
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from pytest_marathon.config import RunConfig\n"
+        "from pytest_marathon.runner import record_marathon\n"
+        f"record_marathon(RunConfig(app='boutique', agent='runbook', seed=1, scenario='short-5', out_dir=Path({str(tmp_path)!r})))\n"
+        "print(sorted(name for name in sys.modules if name == 'mcp' or name.startswith('mcp.')))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True)
+    assert run.stdout.strip().splitlines()[-1] == "[]"
+    assert list(tmp_path.glob("boutique-runbook-seed1*/manifest.json")), "the marathon recorded no bundle"
