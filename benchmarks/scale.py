@@ -17,15 +17,23 @@ boutique, ...): the table gives each app's median, and the ratio is the median o
 taken within a round, when both apps saw the same neighbours. `x real` is the noop marathon's
 virtual seconds per wall second (issue 18: at least 400 on Train Ticket).
 
+A speed change is judged with `--against <checkout>`: the same rounds run for that checkout's code
+in a second process at the same time (one per core), so both see the same neighbours, and the
+table gives both medians and the change. Two runs made one after the other cannot tell a 5 %
+gain from this VM's noise; two made side by side can.
+
 Usage: python benchmarks/scale.py [--apps boutique astronomy] [--seed N] [--scenario marathon] [--twin-only]
-                                  [--repeat 3]
+                                  [--repeat 3] [--against /path/to/reference/checkout] [--json FILE]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -76,7 +84,12 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="interleaved rounds (median)")
     parser.add_argument("--twin-only", action="store_true",
                         help="time the twin alone (the default when an app has no fault catalog)")
+    parser.add_argument("--against", type=Path, default=None, metavar="CHECKOUT",
+                        help="also time a reference checkout's code, side by side")
+    parser.add_argument("--json", type=Path, default=None, help="write the medians here")
     args = parser.parse_args()
+    if args.against is not None:
+        return side_by_side(args)
     apps = args.apps or twin_apps()
     scenario = load_scenario(args.scenario)
     minutes = (scenario.warmup_s + scenario.duration_s) / 60.0
@@ -112,6 +125,53 @@ def main() -> int:
         print("cpu ratio per round: " + ", ".join(
             " ".join(f"{app} {r[app][1] / r[reference][1]:.2f}" for app in apps if app != reference) for r in rounds))
     print(f"goal: a bigger app's minute <= {GOAL_RATIO:g}x a {reference} minute (issue 18)")
+    if args.json is not None:
+        args.json.write_text(json.dumps({
+            "code": str(Path(__import__("pytest_marathon").__file__).resolve().parent.parent),
+            "reference": reference,
+            "cpu_per_minute": {app: statistics.median(r[app][1] for r in rounds) for app in apps},
+            "cpu_ratio": {app: statistics.median(r[app][1] / r[reference][1] for r in rounds) for app in apps},
+        }))
+    return 0
+
+
+def side_by_side(args: argparse.Namespace) -> int:
+    """Run these rounds for this checkout and for `args.against` at once, each in a process of
+    its own whose `pytest_marathon` is that checkout's, and print both medians."""
+    reference = args.against.resolve()
+    if not (reference / "pytest_marathon" / "__init__.py").is_file():
+        raise SystemExit(f"--against {args.against}: not a checkout (no pytest_marathon/__init__.py)")
+    options = [f"--seed={args.seed}", f"--scenario={args.scenario}", f"--repeat={args.repeat}"]
+    options += ["--apps", *args.apps] if args.apps else []
+    options += ["--twin-only"] if args.twin_only else []
+    here = Path(__file__).resolve().parent.parent
+    with tempfile.TemporaryDirectory() as scratch:
+        children = {}
+        for name, checkout in (("this", here), ("reference", reference)):
+            out = Path(scratch) / f"{name}.json"
+            # bytecode in a private cache: a reference checkout is never written to
+            env = dict(os.environ, PYTHONPATH=str(checkout), PYTHONPYCACHEPREFIX=str(Path(scratch) / name))
+            children[name] = (out, subprocess.Popen(
+                [sys.executable, __file__, *options, "--json", str(out)], env=env, text=True,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
+        results = {}
+        for name, (out, child) in children.items():
+            log, _ = child.communicate()
+            if child.returncode != 0:
+                raise SystemExit(f"{name} checkout's run failed:\n{log}")
+            results[name] = json.loads(out.read_text())
+    for name, checkout in (("this", here), ("reference", reference)):
+        if Path(results[name]["code"]) != checkout:
+            raise SystemExit(f"the {name} run imported {results[name]['code']}, not {checkout}")
+    ours, theirs = results["this"], results["reference"]
+    print(f"side by side: this checkout ({here}) and {reference}, "
+          f"median of {args.repeat} rounds each, both at once")
+    print(f"{'app':<12}{'cpu s/min':>11}{'reference':>11}{'change':>9}"
+          f"{'x ' + ours['reference']:>16}{'reference':>11}")
+    for app, cpu in ours["cpu_per_minute"].items():
+        before = theirs["cpu_per_minute"][app]
+        print(f"{app:<12}{cpu:>11.4f}{before:>11.4f}{100.0 * (cpu / before - 1.0):>8.1f}%"
+              f"{ours['cpu_ratio'][app]:>16.2f}{theirs['cpu_ratio'][app]:>11.2f}")
     return 0
 
 
