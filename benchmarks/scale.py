@@ -38,6 +38,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import pytest_marathon
 from pytest_marathon.config import RunConfig
 from pytest_marathon.faults import load_scenario
 from pytest_marathon.marathon_apps import marathon_apps
@@ -127,7 +128,7 @@ def main() -> int:
     print(f"goal: a bigger app's minute <= {GOAL_RATIO:g}x a {reference} minute (issue 18)")
     if args.json is not None:
         args.json.write_text(json.dumps({
-            "code": str(Path(__import__("pytest_marathon").__file__).resolve().parent.parent),
+            "code": str(Path(pytest_marathon.__file__).resolve().parent.parent),
             "reference": reference,
             "cpu_per_minute": {app: statistics.median(r[app][1] for r in rounds) for app in apps},
             "cpu_ratio": {app: statistics.median(r[app][1] / r[reference][1] for r in rounds) for app in apps},

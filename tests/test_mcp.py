@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 import json
 import shutil
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -159,8 +160,6 @@ def test_a_live_session_is_reachable_over_streamable_http_on_loopback():
 def test_an_in_process_agents_marathon_never_loads_the_mcp_sdk(tmp_path: Path) -> None:
     """The SDK (and pydantic under it) costs about a second to import: a marathon whose agent
     calls the tools in process must not pay it, while an MCP agent's run loads it on use."""
-    import subprocess
-
     script = (
         "import sys\n"
         "from pathlib import Path\n"

@@ -459,8 +459,9 @@ FILTERS = st.one_of(st.fixed_dictionaries({"x": WANTED}), st.dictionaries(st.sam
                                            FILTERS, st.integers(0, 2), DOCS), min_size=3, max_size=10))
 def test_reads_of_equalities_give_what_a_collection_scan_gives(docs: list[dict], steps: list) -> None:
     """find and count answer equality filters through an index (with other conditions checked on
-    its candidates); interleaved with writes, every answer, or refusal, is the scan's (the same documents in the same order) under MongoDB's cross-type rules:
-    an array matches by element, 1 equals 1.0, a bool equals only a bool, "1" never equals 1."""
+    its candidates); interleaved with writes, every answer, or refusal, is the scan's (the same
+    documents in the same order) under MongoDB's cross-type rules: an array matches by element,
+    1 equals 1.0, a bool equals only a bool, "1" never equals 1."""
     from pytest_marathon.twin.mongostore import matching
 
     server = MongoServer(initial_data({"data": {"d": {"c": [dict(d, i=i) for i, d in enumerate(docs)]}}}), auth=False)
