@@ -121,6 +121,9 @@ def test_the_engine_covers_what_a_trial_runs_and_not_the_catalog() -> None:
         assert needed in paths
     assert not any(p.startswith(("fault_catalog/", "agents/", "docs/")) or "__pycache__" in p
                    for p in paths)
+    # another app's service code and rule pack are data a boutique trial never reads
+    assert not any(p.startswith(("twin/apps/trainticket/", "twin/apps/astronomy/")) for p in paths)
+    assert not {"alerting/pack/trainticket.rules.yaml", "alerting/pack/astronomy.rules.yaml"} & paths
     # what a trial cannot run is not an input: work on the scorer, plugin or CLI keeps the record
     assert not {"plugin.py", "cli.py", "runner.py", "scoring/scorer.py"} & paths
 

@@ -35,6 +35,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
+from pytest_marathon.alerting.rules import PACK_SUFFIX, available_packs
 from pytest_marathon.faults.catalog import (
     Catalog,
     CatalogEntry,
@@ -127,7 +128,10 @@ def engine_files(app: str) -> list[tuple[str, Traversable]]:
     apps = package.joinpath("twin", "apps")
     others = {f"twin/apps/{item.name}" for item in apps.iterdir()
               if item.is_dir() and item.name not in {app, "__pycache__"}}
-    skip = frozenset(others | set(_NOT_INPUTS))
+    # a trial loads only its own app's rule pack (`rule_pack_files`); another app's pack is data
+    # it never reads, as another app's service code is
+    other_packs = {f"alerting/pack/{name}{PACK_SUFFIX}" for name in available_packs() if name != app}
+    skip = frozenset(others | other_packs | set(_NOT_INPUTS))
     modules = import_closure()
     service_code = f"twin/apps/{app}/"
     files = [(relative, file) for relative, file in _files(package, "", skip)

@@ -568,10 +568,11 @@ class MongoServer:
 
     def _matching(self, db: str, name: str, query: dict[str, Any], limit: int = 0) -> list[dict[str, Any]]:
         """`matching` over a collection, through an equality index when the filter's equalities
-        are to strings or integers (what Spring Data's `findBy<Field>And<Field>` sends, with an
-        `$in` beside them for `findBy<Field>AndStatusIn`): the same documents in the same order
-        as the scan, which every other filter still takes. The index's candidates are checked
-        against the filter's other conditions."""
+        are to strings or integers (what Spring Data's `findBy<Field>And<Field>` sends, and the
+        count with an `$in` over statuses beside them by which ts-order-service's security check
+        counts an account's valid orders): the same documents in the same order as the scan,
+        which every other filter still takes. The index's candidates are checked against the
+        filter's other conditions."""
         docs = self._coll(db, name)
         split = _indexable_split(query) if len(docs) >= _INDEX_MIN_DOCS else None
         if split is None:

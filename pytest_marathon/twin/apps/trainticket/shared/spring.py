@@ -104,25 +104,24 @@ def strip(doc):
     return entity
 
 
+def fold(total, text):
+    """The running hash `draw` and `uuid` take of a request id and a salt."""
+    for ch in text:
+        total = (total * 31 + ord(ch)) % 1000003
+    return total
+
+
 def draw(ctx, salt, low, high):
     """A number in [low, high] from the request id (what upstream draws with java.util.Random)."""
-    total = 0
-    for ch in str(ctx.request_id) + salt:
-        total = (total * 31 + ord(ch)) % 1000003
-    return low + total % (high - low + 1)
+    return low + fold(0, str(ctx.request_id) + salt) % (high - low + 1)
 
 
 def uuid(ctx, salt):
     """UUID.randomUUID(), derived from the request id: 32 of `draw`'s numbers, the hash of the
     request id they all start with taken once."""
-    prefix = 0
-    for ch in str(ctx.request_id):
-        prefix = (prefix * 31 + ord(ch)) % 1000003
+    prefix = fold(0, str(ctx.request_id))
     digits = "0123456789abcdef"
     text = ""
     for i in range(32):
-        total = prefix
-        for ch in salt + str(i):
-            total = (total * 31 + ord(ch)) % 1000003
-        text += digits[total % 16]
+        text += digits[fold(prefix, salt + str(i)) % 16]
     return text[:8] + "-" + text[8:12] + "-4" + text[13:16] + "-a" + text[17:20] + "-" + text[20:]
