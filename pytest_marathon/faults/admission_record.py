@@ -11,7 +11,7 @@ no row); only stale entries need admission again.
 What counts as an input errs wide, because a missed input would let a stale verdict pass as
 current: every module of the package that admission can import (the closure of every `import`
 statement, top level or inside functions, from the admission module and the Chaos Toolkit action
-module experiments name), every data file of the package except other apps' twins, the fault
+module experiments name), every data file of the package except other apps' twins and rule packs, the fault
 catalog (entries are hashed one by one, parsed, without the scope admission writes) and the
 agents and docs, plus the Python version and the versions of the libraries the twin executes
 through. A change to the engine therefore makes every entry stale; a change to the scorer, the
