@@ -11,11 +11,11 @@ no row); only stale entries need admission again.
 What counts as an input errs wide, because a missed input would let a stale verdict pass as
 current: every module of the package that admission can import (the closure of every `import`
 statement, top level or inside functions, from the admission module and the Chaos Toolkit action
-module experiments name), every data file of the package except other apps' twins and rule packs, the fault
-catalog (entries are hashed one by one, parsed, without the scope admission writes) and the
-agents and docs, plus the Python version and the versions of the libraries the twin executes
-through. A change to the engine therefore makes every entry stale; a change to the scorer, the
-plugin, the CLI or the reports does not.
+module experiments name), every data file of the package except other apps' twins and rule
+packs, the fault catalog (entries are hashed one by one, parsed, without the scope admission
+writes) and the agents and docs, plus the Python version and the versions of the libraries the
+twin executes through. A change to the engine therefore makes every entry stale; a change to
+the scorer, the plugin, the CLI or the reports does not.
 
 A record can still lie (edited by hand, or an input the digest misses), so checks also re-run an
 audit sample of current entries and compare (`audit_sample`): the sample is drawn by the inputs
@@ -35,7 +35,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
-from pytest_marathon.alerting.rules import PACK_SUFFIX, available_packs
+from pytest_marathon.alerting.rules import available_packs, rule_pack_files
 from pytest_marathon.faults.catalog import (
     Catalog,
     CatalogEntry,
@@ -128,9 +128,10 @@ def engine_files(app: str) -> list[tuple[str, Traversable]]:
     apps = package.joinpath("twin", "apps")
     others = {f"twin/apps/{item.name}" for item in apps.iterdir()
               if item.is_dir() and item.name not in {app, "__pycache__"}}
-    # a trial loads only its own app's rule pack (`rule_pack_files`); another app's pack is data
-    # it never reads, as another app's service code is
-    other_packs = {f"alerting/pack/{name}{PACK_SUFFIX}" for name in available_packs() if name != app}
+    # a trial reads only its own app's rule pack; another app's pack files (as `rule_pack_files`
+    # names them, under alerting/) are data it never reads, as another app's service code is
+    other_packs = {f"alerting/{source}" for name in available_packs() if name != app
+                   for source, _file in rule_pack_files(name)}
     skip = frozenset(others | other_packs | set(_NOT_INPUTS))
     modules = import_closure()
     service_code = f"twin/apps/{app}/"
